@@ -1,0 +1,72 @@
+package backends
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+
+	"github.com/waldur/site-agent/internal/secret"
+)
+
+// CoreSettingKeys are backend_settings keys read by the agent core rather than by a backend; a
+// backend's strict decoding ignores them.
+var CoreSettingKeys = []string{
+	"allocation_prefix", "project_prefix", "customer_prefix", "check_backend_id_uniqueness",
+	"check_all_offerings", "backend_id_max_retries", "cluster_name", "soft_delete",
+	"default_account", "default_homedir_umask", "enable_user_homedir_account_creation",
+	"homedir_base_path", "homedir_quota", "periodic_limits", "target_api_url", "target_api_token",
+}
+
+// DecodeSettings decodes a backend_settings map into out (a pointer to a struct with
+// `mapstructure` tags). Strings decode into secret.Secret fields. Keys that out does not declare
+// and that are not core keys are returned as warnings ("backend_settings.<key>"), not errors:
+// the incumbent accepted them silently, and a typo must not stop a site. A value of the wrong
+// type is an error naming the key.
+func DecodeSettings(in map[string]any, out any) (warnings []string, err error) {
+	var md mapstructure.Metadata
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		Result:           out,
+		Metadata:         &md,
+		TagName:          "mapstructure",
+		WeaklyTypedInput: false,
+		DecodeHook:       mapstructure.ComposeDecodeHookFunc(secretHook, mapstructure.StringToTimeDurationHookFunc()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := dec.Decode(in); err != nil {
+		return nil, fmt.Errorf("backend_settings: %s", cleanDecodeError(err))
+	}
+	core := map[string]bool{}
+	for _, k := range CoreSettingKeys {
+		core[k] = true
+	}
+	for _, k := range md.Unused {
+		top := strings.SplitN(k, ".", 2)[0]
+		if !core[top] {
+			warnings = append(warnings, "backend_settings."+k)
+		}
+	}
+	sort.Strings(warnings)
+	return warnings, nil
+}
+
+func secretHook(from, to reflect.Type, data any) (any, error) {
+	if to != secret.Type {
+		return data, nil
+	}
+	if from.Kind() != reflect.String {
+		return nil, fmt.Errorf("expected a string, got %s", from.Kind())
+	}
+	return secret.New(data.(string)), nil
+}
+
+// cleanDecodeError turns mapstructure's multi-line messages into one line.
+func cleanDecodeError(err error) string {
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	msg = strings.TrimPrefix(msg, "decoding failed due to the following error(s):; ; ")
+	return msg
+}

@@ -1,0 +1,9 @@
+// Package config loads the agent's YAML file — the incumbent waldur-site-agent format, key for
+// key — with koanf (defaults ← file ← SITE_AGENT_* environment ← flags), validates it, and
+// returns a typed Config in which every credential is a secret.Secret.
+//
+// Invalid values are reported as one *Error naming the offering and the key, before any network
+// call. Keys the incumbent accepted but site-agent does not implement, and unknown keys, are
+// warnings. This package must not make network calls or know about particular backends beyond
+// the shared component format.
+package config

@@ -1,0 +1,31 @@
+package config
+
+import (
+	"os"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary bytes to the loader: it must never panic, and any failure must be a
+// *Error with a message.
+func FuzzParse(f *testing.F) {
+	seed, err := os.ReadFile("testdata/incumbent.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte("offerings: [{name: a, backend_components: {cpu: 3}}]"))
+	f.Add([]byte("offerings:\n  - backend_settings: [1,2]\n    waldur_api_url: 5\n"))
+	f.Add([]byte("reporting_periods: 1e309\noffe\x00rings: ~"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, _, err := Parse("fuzz.yaml", data, Options{Environ: noEnv})
+		if err != nil {
+			if _, ok := err.(*Error); !ok || err.Error() == "" {
+				t.Fatalf("error %T %v", err, err)
+			}
+			return
+		}
+		if len(cfg.Offerings) == 0 {
+			t.Fatal("a valid config has offerings")
+		}
+	})
+}

@@ -1,0 +1,6 @@
+// Package secret holds the Secret type: a string that never prints. Config values, backend
+// settings and tokens that grant access are Secrets from the moment they are decoded, so no log
+// line, error message sent to Waldur, diagnostics report or metric can reveal them.
+//
+// It must stay a leaf package (standard library only) so that every other package can use it.
+package secret
