@@ -129,7 +129,6 @@ const (
 
 // OrderReview is what a backend may inspect before an order is approved.
 type OrderReview struct {
-	Type     string // Create, Update, Terminate, Restore
-	Resource Resource
-	Limits   Quantities // requested limits in backend units
+	Type     string   // Create, Update, Terminate, Restore
+	Resource Resource // Limits are the requested limits, in backend units
 }

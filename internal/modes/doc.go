@@ -1,0 +1,9 @@
+// Package modes runs the agent's work: one Runner (ticker with jitter, per-offering isolation,
+// bounded concurrency, timeouts, panic recovery, heartbeat and cycle metrics) drives a Mode's
+// RunOnce for every configured offering. The modes are order processing, membership sync and
+// usage reporting; each is fetch → plan (pure functions in plan.go) → apply → report.
+//
+// Modes translate Waldur objects into backend domain types; backends never see Waldur. A mode
+// never marks an order or resource erred because of a transient failure: those are retried on
+// the next cycle. Only cmd/site-agent exits the process.
+package modes

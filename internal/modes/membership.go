@@ -1,0 +1,189 @@
+package modes
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/usage"
+	wc "github.com/waldur/site-agent/internal/waldurclient"
+)
+
+// Membership is the membership_sync mode: team → backend access, paused/downscaled flags,
+// enforced limits and backend metadata back to Waldur, and repair of drifted backend objects.
+type Membership struct {
+	Env *Env
+	// SyncStamp is the age of Waldur's last_sync after which refresh_last_sync is sent (default
+	// 1 h; the incumbent sent it on every pass, one request per resource every five minutes).
+	SyncStamp time.Duration
+}
+
+// Name implements Mode.
+func (*Membership) Name() string { return "membership_sync" }
+
+// RunOnce syncs every OK or Erred resource of the offering that has a backend id.
+func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
+	resources, err := u.Waldur.ListResources(ctx, u.Offering.UUID, wc.ResourceOK, wc.ResourceErred)
+	if err != nil {
+		return fmt.Errorf("list resources: %w", err)
+	}
+	teams := newTeamCache(u.Waldur)
+	var failed sync.Map
+	forEach(ctx, m.Env.Concurrency, resources, func(r wc.Resource) {
+		if r.BackendID == "" {
+			return
+		}
+		m.Env.touch()
+		if err := m.syncResource(ctx, u, teams, r); err != nil {
+			failed.Store(r.UUID, err)
+			m.fail(ctx, u, r, err)
+		}
+	})
+	n := 0
+	failed.Range(func(any, any) bool { n++; return true })
+	if n > 0 {
+		return fmt.Errorf("%d of %d resources failed to sync", n, len(resources))
+	}
+	return nil
+}
+
+func (m *Membership) syncResource(ctx context.Context, u *Unit, teams *teamCache, r wc.Resource) error {
+	res := toBackend(r, u.Components())
+	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
+	if rec, ok := u.Backend.(backends.Reconciler); ok {
+		if err := rec.Reconcile(ctx, res); err != nil {
+			return fmt.Errorf("reconcile: %w", err)
+		}
+	}
+	if mm, ok := u.Backend.(backends.MembershipManager); ok {
+		team, err := teams.get(ctx, r)
+		if err != nil {
+			return err
+		}
+		if err := m.syncMembers(ctx, u, log, mm, res, desiredMembers(team, r.RestrictMemberAccess)); err != nil {
+			return err
+		}
+	}
+	if sc, ok := u.Backend.(backends.StatusController); ok {
+		if err := applyStatus(ctx, sc, r, res); err != nil {
+			return fmt.Errorf("apply paused/downscaled state: %w", err)
+		}
+	}
+	if err := m.pushBackendFacts(ctx, u, r, res); err != nil {
+		return err
+	}
+	if r.State == wc.ResourceErred {
+		if err := u.Waldur.SetResourceOK(ctx, r.UUID); err != nil {
+			return fmt.Errorf("set resource ok: %w", err)
+		}
+		log.Info("resource recovered from erred")
+	}
+	return m.stamp(ctx, u, r)
+}
+
+func (m *Membership) syncMembers(ctx context.Context, u *Unit, log *zap.Logger, mm backends.MembershipManager,
+	res backends.Resource, desired []backends.Member) error {
+	current, err := mm.Members(ctx, res)
+	if err != nil {
+		return fmt.Errorf("list backend members: %w", err)
+	}
+	add, remove := memberDiff(desired, current)
+	if len(add) > 0 {
+		if err := mm.AddMembers(ctx, res, add); err != nil {
+			return fmt.Errorf("add members: %w", err)
+		}
+		m.Env.Metrics.MemberChanges.WithLabelValues(u.Offering.Name, "add").Add(float64(len(add)))
+		log.Info("members added", zap.Int("count", len(add)), zap.Strings("usernames", usernames(add)))
+	}
+	if len(remove) > 0 {
+		if err := mm.RemoveMembers(ctx, res, remove); err != nil {
+			return fmt.Errorf("remove members: %w", err)
+		}
+		m.Env.Metrics.MemberChanges.WithLabelValues(u.Offering.Name, "remove").Add(float64(len(remove)))
+		log.Info("members removed", zap.Int("count", len(remove)), zap.Strings("usernames", remove))
+	}
+	return nil
+}
+
+func applyStatus(ctx context.Context, sc backends.StatusController, r wc.Resource, res backends.Resource) error {
+	switch {
+	case r.Paused:
+		return sc.Pause(ctx, res)
+	case r.Downscaled:
+		return sc.Downscale(ctx, res)
+	default:
+		return sc.Restore(ctx, res)
+	}
+}
+
+// pushBackendFacts sends enforced limits and metadata to Waldur when they differ from what it
+// holds (the backend is the source of truth for both).
+func (m *Membership) pushBackendFacts(ctx context.Context, u *Unit, r wc.Resource, res backends.Resource) error {
+	if lr, ok := u.Backend.(backends.LimitsReader); ok {
+		limits, err := lr.Limits(ctx, res)
+		if err != nil {
+			return fmt.Errorf("read backend limits: %w", err)
+		}
+		enforced := usage.LimitsToWaldur(limits, u.Components())
+		if len(enforced) > 0 && !usage.SameQuantities(enforced, backends.Quantities(r.Limits)) {
+			if err := u.Waldur.SetResourceLimits(ctx, r.UUID, enforced); err != nil {
+				return fmt.Errorf("set limits: %w", err)
+			}
+		}
+	}
+	if mr, ok := u.Backend.(backends.MetadataReader); ok {
+		md, err := mr.Metadata(ctx, res)
+		if err != nil {
+			return fmt.Errorf("read backend metadata: %w", err)
+		}
+		if md != nil && !sameJSON(md, r.BackendMetadata) {
+			if err := u.Waldur.SetResourceMetadata(ctx, r.UUID, md); err != nil {
+				return fmt.Errorf("set backend metadata: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// stamp sends refresh_last_sync when Waldur's last_sync of the resource is older than SyncStamp.
+func (m *Membership) stamp(ctx context.Context, u *Unit, r wc.Resource) error {
+	every := m.SyncStamp
+	if every == 0 {
+		every = time.Hour
+	}
+	if r.LastSync != nil && m.Env.now().Sub(*r.LastSync) < every {
+		return nil
+	}
+	if err := u.Waldur.RefreshLastSync(ctx, r.UUID); err != nil {
+		return fmt.Errorf("refresh last sync: %w", err)
+	}
+	return nil
+}
+
+// fail records a per-resource failure: transient ones are only logged (the next pass retries),
+// permanent ones mark the Waldur resource erred with a readable reason.
+func (m *Membership) fail(ctx context.Context, u *Unit, r wc.Resource, err error) {
+	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
+	if backends.IsTransient(err) || ctx.Err() != nil {
+		m.Env.Metrics.ResourceErrors.WithLabelValues(u.Offering.Name, "transient").Inc()
+		log.Warn("resource sync hit a temporary failure; retrying next pass", zap.Error(err))
+		return
+	}
+	m.Env.Metrics.ResourceErrors.WithLabelValues(u.Offering.Name, "permanent").Inc()
+	log.Error("resource sync failed", zap.Error(err))
+	if serr := u.Waldur.SetResourceErred(ctx, r.UUID, m.Env.publicError(err), ""); serr != nil {
+		log.Warn("could not mark resource erred", zap.Error(serr))
+	}
+}
+
+func usernames(ms []backends.Member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Username
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package modes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+	wc "github.com/waldur/site-agent/internal/waldurclient"
+)
+
+// Orders is the order_process mode: approve pending orders and execute Create, Restore, Update
+// and Terminate orders on the backend.
+type Orders struct{ Env *Env }
+
+// Name implements Mode.
+func (*Orders) Name() string { return "order_process" }
+
+// RunOnce lists the offering's open orders and works through them: orders of different
+// resources in parallel (bounded), orders of one resource in creation order.
+func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
+	if p, ok := u.Backend.(backends.Pinger); ok {
+		if err := p.Ping(ctx); err != nil {
+			u.Log.Warn("backend not ready; orders left untouched this cycle", zap.Error(err))
+			return fmt.Errorf("backend ping: %w", err)
+		}
+	}
+	orders, err := u.Waldur.ListOrders(ctx, u.Offering.UUID, wc.OrderPendingProvider, wc.OrderExecuting)
+	if err != nil {
+		return fmt.Errorf("list orders: %w", err)
+	}
+	if len(orders) == 0 {
+		return nil
+	}
+	u.Log.Info("processing orders", zap.Int("count", len(orders)))
+	forEach(ctx, m.Env.Concurrency, groupOrders(orders), func(group []wc.Order) {
+		for i, o := range group {
+			if i > 0 && Stopping(ctx) {
+				return
+			}
+			m.Env.touch()
+			if !m.process(ctx, u, o) {
+				return // a later order of the same resource must wait for this one
+			}
+		}
+	})
+	return nil
+}
+
+// process handles one order and reports whether it reached a final state.
+func (m *Orders) process(ctx context.Context, u *Unit, o wc.Order) bool {
+	log := u.Log.With(zap.String("order", o.UUID), zap.String("type", o.Type), zap.String("resource", o.ResourceUUID))
+	step, problem := planOrder(o)
+	switch step {
+	case stepSkip:
+		return true
+	case stepReject:
+		log.Warn("rejecting malformed order", zap.String("reason", problem))
+		return m.finish(ctx, u, log, o, "rejected", u.Waldur.RejectOrder(ctx, o.UUID, problem))
+	case stepErr:
+		log.Warn("failing malformed order", zap.String("reason", problem))
+		return m.finish(ctx, u, log, o, "erred", u.Waldur.SetOrderErred(ctx, o.UUID, problem, ""))
+	case stepApprove:
+		proceed, done := m.approve(ctx, u, log, o)
+		if !proceed {
+			return done
+		}
+	}
+	err := m.execute(ctx, u, log, o)
+	switch {
+	case err == nil:
+		return m.finish(ctx, u, log, o, "done", u.Waldur.SetOrderDone(ctx, o.UUID))
+	case backends.IsTransient(err) || errors.Is(err, context.Canceled):
+		log.Warn("order hit a temporary failure; it stays executing and is retried next cycle", zap.Error(err))
+		m.Env.Metrics.Orders.WithLabelValues(u.Offering.Name, o.Type, "retry").Inc()
+		return false
+	default:
+		msg := m.Env.publicError(err)
+		log.Error("order failed", zap.Error(err))
+		return m.finish(ctx, u, log, o, "erred", u.Waldur.SetOrderErred(ctx, o.UUID, msg, ""))
+	}
+}
+
+// approve evaluates and approves a pending order. proceed says whether to execute it now; done
+// whether the order is finished (rejected).
+func (m *Orders) approve(ctx context.Context, u *Unit, log *zap.Logger, o wc.Order) (proceed, done bool) {
+	if ev, ok := u.Backend.(backends.OrderEvaluator); ok {
+		res := backends.Resource{UUID: hex(o.ResourceUUID), Name: o.ResourceName, ProjectSlug: o.ProjectSlug,
+			CustomerSlug: o.CustomerSlug, Attributes: o.Attributes}
+		dec, why, err := ev.Evaluate(ctx, backends.OrderReview{Type: o.Type, Resource: withOrder(res, o, u.Components())})
+		switch {
+		case err != nil:
+			log.Warn("order evaluation failed; order stays pending", zap.Error(err))
+			return false, false
+		case dec == backends.Reject:
+			log.Info("backend rejected order", zap.String("reason", why))
+			return false, m.finish(ctx, u, log, o, "rejected", u.Waldur.RejectOrder(ctx, o.UUID, why))
+		case dec == backends.Defer:
+			log.Info("backend deferred order", zap.String("reason", why))
+			m.Env.Metrics.Orders.WithLabelValues(u.Offering.Name, o.Type, "deferred").Inc()
+			return false, false
+		}
+	}
+	if err := u.Waldur.ApproveOrder(ctx, o.UUID); err != nil {
+		// A lost response to an earlier approval looks like a conflict now: look at the order.
+		if state, serr := u.Waldur.OrderState(ctx, o.UUID); serr == nil && state == wc.OrderExecuting {
+			return true, false
+		}
+		log.Warn("order approval failed; order stays pending", zap.Error(err))
+		return false, false
+	}
+	log.Info("order approved")
+	return true, false
+}
+
+// finish records the outcome of a state-changing call. A failed call is checked against the
+// order's state: when the change already happened (a lost response), it counts as done.
+func (m *Orders) finish(ctx context.Context, u *Unit, log *zap.Logger, o wc.Order, result string, err error) bool {
+	if err != nil {
+		want := map[string]string{"done": wc.OrderDone, "erred": wc.OrderErred, "rejected": wc.OrderRejected}[result]
+		state, serr := u.Waldur.OrderState(ctx, o.UUID)
+		if serr != nil || state != want {
+			log.Warn("could not record order outcome; will retry", zap.String("outcome", result), zap.Error(err))
+			return false
+		}
+	}
+	m.Env.Metrics.Orders.WithLabelValues(u.Offering.Name, o.Type, result).Inc()
+	log.Info("order finished", zap.String("outcome", result))
+	return true
+}

@@ -1,0 +1,167 @@
+package modes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/usage"
+	wc "github.com/waldur/site-agent/internal/waldurclient"
+)
+
+// Report is the report mode: backend usage → Waldur component usages for the current billing
+// month and the reporting_periods-1 months before it, per resource and per user.
+type Report struct {
+	Env *Env
+	// AllowDecrease turns off the anomaly guard against decreasing totals (backends whose usage
+	// can legitimately go down, such as current-allocation gauges).
+	AllowDecrease bool
+}
+
+// Name implements Mode.
+func (*Report) Name() string { return "report" }
+
+// RunOnce reports usage of every OK or Erred resource with a backend id.
+func (m *Report) RunOnce(ctx context.Context, u *Unit) error {
+	rep, ok := u.Backend.(backends.UsageReporter)
+	if !ok {
+		return fmt.Errorf("backend %q cannot report usage", u.BackendName)
+	}
+	all, err := u.Waldur.ListResources(ctx, u.Offering.UUID, wc.ResourceOK, wc.ResourceErred)
+	if err != nil {
+		return fmt.Errorf("list resources: %w", err)
+	}
+	var resources []wc.Resource
+	for _, r := range all {
+		if r.BackendID != "" {
+			resources = append(resources, r)
+		}
+	}
+	if len(resources) == 0 {
+		return nil
+	}
+	off, err := u.Waldur.GetOffering(ctx, u.Offering.UUID, "components")
+	if err != nil {
+		return fmt.Errorf("fetch offering components: %w", err)
+	}
+	known := map[string]bool{}
+	for _, c := range off.Components {
+		known[c.Type] = true
+	}
+	periods := usage.Periods(m.Env.now().In(m.Env.Location), m.Env.ReportingPeriods)
+	var firstErr error
+	for i, p := range periods {
+		current := i == len(periods)-1
+		if err := m.reportPeriod(ctx, u, rep, resources, known, p, current); err != nil {
+			if current {
+				firstErr = err
+			} else {
+				u.Log.Warn("past period not reported", zap.Stringer("period", p), zap.Error(err))
+			}
+		}
+	}
+	return firstErr
+}
+
+// periodRun is one period's report across the offering's resources.
+type periodRun struct {
+	m        *Report
+	u        *Unit
+	period   backends.Period
+	current  bool
+	date     string
+	existing map[string][]wc.ComponentUsage // resource uuid (hex) → records
+	known    map[string]bool
+
+	userOnce  sync.Once
+	userUsage map[string]float64 // component usage uuid + "/" + username → amount
+	userErr   error
+}
+
+func (m *Report) reportPeriod(ctx context.Context, u *Unit, rep backends.UsageReporter, resources []wc.Resource,
+	known map[string]bool, p backends.Period, current bool) error {
+	domain := make([]backends.Resource, len(resources))
+	for i, r := range resources {
+		domain[i] = toBackend(r, u.Components())
+	}
+	before := backends.PeriodOf(m.Env.now().In(m.Env.Location))
+	measured, err := rep.Usage(ctx, domain, p, current)
+	if err != nil {
+		return fmt.Errorf("backend usage for %s: %w", p, err)
+	}
+	if after := backends.PeriodOf(m.Env.now().In(m.Env.Location)); current && after != before {
+		u.Log.Info("billing month changed while measuring; skipping until next cycle", zap.Stringer("period", p))
+		return nil
+	}
+	if len(measured) == 0 {
+		return nil
+	}
+	bp := usage.BillingPeriod(p)
+	records, err := u.Waldur.ListOfferingUsages(ctx, u.Offering.UUID, bp)
+	if err != nil {
+		return fmt.Errorf("list usages for %s: %w", bp, err)
+	}
+	run := &periodRun{m: m, u: u, period: p, current: current, date: usage.ReportDate(p, m.Env.Location),
+		existing: map[string][]wc.ComponentUsage{}, known: known}
+	for _, rec := range records {
+		key := hex(rec.ResourceUUID)
+		run.existing[key] = append(run.existing[key], rec)
+	}
+	var mu sync.Mutex
+	var failures []string
+	forEach(ctx, m.Env.Concurrency, resources, func(r wc.Resource) {
+		got, ok := measured[r.BackendID]
+		if !ok {
+			return
+		}
+		m.Env.touch()
+		if err := run.resource(ctx, r, got); err != nil {
+			mu.Lock()
+			failures = append(failures, r.UUID+": "+err.Error())
+			mu.Unlock()
+		}
+	})
+	if len(failures) > 0 {
+		return fmt.Errorf("%d resource(s) not reported for %s: %s", len(failures), p, strings.Join(failures, "; "))
+	}
+	return nil
+}
+
+func (run *periodRun) resource(ctx context.Context, r wc.Resource, got backends.Usage) error {
+	m, u := run.m, run.u
+	log := u.Log.With(zap.String("resource", r.UUID), zap.Stringer("period", run.period))
+	total := usage.UsageToWaldur(got.Total, u.Components())
+	existing := run.existing[hex(r.UUID)]
+	items, verdict, dropped, reason := planUsage(total, existing, run.known, m.AllowDecrease)
+	if len(dropped) > 0 {
+		log.Warn("usage of components the offering does not have was not reported", zap.Strings("components", dropped))
+	}
+	switch verdict {
+	case usageAnomaly:
+		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "anomaly").Inc()
+		log.Warn("usage anomaly; nothing reported", zap.String("reason", reason))
+		return nil
+	case usageUnchanged:
+		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "unchanged").Inc()
+	case usageSend:
+		if err := u.Waldur.SetUsage(ctx, r.UUID, run.date, items); err != nil {
+			if !run.current && backends.HasStatus(err, 400) && strings.Contains(err.Error(), "backfilling past billing periods") {
+				log.Info("waldur refuses backfilling this period with the agent's token; skipped")
+				m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "skipped").Inc()
+				return nil
+			}
+			return fmt.Errorf("set usage: %w", err)
+		}
+		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "sent").Inc()
+		log.Info("usage reported", zap.Any("usage", total))
+		existing = nil // the records changed; per-user shares need their fresh ids
+	}
+	if len(got.Users) == 0 {
+		return nil
+	}
+	return run.users(ctx, r, got.Users, existing)
+}

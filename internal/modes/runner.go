@@ -1,0 +1,185 @@
+package modes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+)
+
+// Runner repeats a mode over all offerings.
+type Runner struct {
+	Env    *Env
+	Mode   Mode
+	Units  []*Unit
+	Period time.Duration
+	// Timeout bounds one offering's cycle (default 30 minutes).
+	Timeout time.Duration
+	// Grace is how long in-flight work may finish after the stop signal (default 4 s).
+	Grace time.Duration
+	// Tick is how often the heartbeat is touched while idle (default 30 s).
+	Tick time.Duration
+	// Register is called once per offering before its first successful cycle.
+	Register func(ctx context.Context, u *Unit) error
+}
+
+// Run cycles until ctx is cancelled. The first cycle starts immediately. It returns nil on a
+// clean stop.
+func (r *Runner) Run(ctx context.Context) error {
+	work, stop := r.workContext(ctx)
+	defer stop()
+	tick := r.Tick
+	if tick <= 0 {
+		tick = 30 * time.Second
+	}
+	for {
+		_ = r.RunOnce(work)
+		if ctx.Err() != nil {
+			return nil
+		}
+		next := time.Now().Add(r.Period + jitter(r.Period))
+		for time.Now().Before(next) {
+			r.Env.touch()
+			wait := min(tick, time.Until(next))
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+		}
+	}
+}
+
+// workContext returns a context for cycle work that outlives ctx by the grace period, so an
+// order half-way through its backend calls can finish instead of being cut at a random point.
+func (r *Runner) workContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	grace := r.Grace
+	if grace <= 0 {
+		grace = 4 * time.Second
+	}
+	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		select {
+		case <-ctx.Done():
+			select {
+			case <-time.After(grace):
+			case <-work.Done():
+			}
+			cancel()
+		case <-work.Done():
+		}
+	}()
+	return &stopAware{Context: work, stop: ctx}, cancel
+}
+
+// stopAware is a work context that also reports whether a stop was requested, so loops can stop
+// picking new items while in-flight ones finish.
+type stopAware struct {
+	context.Context
+	stop context.Context
+}
+
+// Stopping reports whether ctx belongs to a run that was asked to stop.
+func Stopping(ctx context.Context) bool {
+	if s, ok := ctx.(*stopAware); ok {
+		return s.stop.Err() != nil
+	}
+	return ctx.Err() != nil
+}
+
+// RunOnce does one cycle for every offering (several at once, each isolated from the others)
+// and returns an error naming the offerings that failed.
+func (r *Runner) RunOnce(ctx context.Context) error {
+	var g errgroup.Group
+	g.SetLimit(min(len(r.Units), 4))
+	var mu sync.Mutex
+	var failed []string
+	for _, u := range r.Units {
+		g.Go(func() error {
+			if err := r.cycle(ctx, u); err != nil {
+				mu.Lock()
+				failed = append(failed, u.Offering.Name)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if len(failed) > 0 {
+		return fmt.Errorf("%s cycle failed for %d offering(s): %v", r.Mode.Name(), len(failed), failed)
+	}
+	return nil
+}
+
+func (r *Runner) cycle(ctx context.Context, u *Unit) (err error) {
+	if Stopping(ctx) {
+		return nil
+	}
+	r.Env.touch()
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	mode, name := r.Mode.Name(), u.Offering.Name
+	defer func() {
+		if p := recover(); p != nil {
+			r.Env.Metrics.Panics.Inc()
+			u.Log.Error("cycle panicked", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			err = fmt.Errorf("panic: %v", p)
+		}
+		result := "ok"
+		if err != nil {
+			result = "error"
+		} else {
+			r.Env.Metrics.LastSuccess.WithLabelValues(mode, name).SetToCurrentTime()
+		}
+		r.Env.Metrics.Cycles.WithLabelValues(mode, name, result).Inc()
+		r.Env.Metrics.CycleDuration.WithLabelValues(mode, name).Observe(time.Since(start).Seconds())
+	}()
+	if !u.registered && r.Register != nil {
+		if rerr := r.Register(ctx, u); rerr != nil {
+			u.Log.Warn("agent registration failed; will retry next cycle", zap.Error(rerr))
+		} else {
+			u.registered = true
+		}
+	}
+	err = r.Mode.RunOnce(ctx, u)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		u.Log.Error("cycle failed", zap.Error(err), zap.Duration("took", time.Since(start)))
+	} else if err == nil {
+		u.Log.Debug("cycle done", zap.Duration("took", time.Since(start)))
+	}
+	return err
+}
+
+// jitter spreads cycles of many agents: up to 5% of the period, at most 30 s.
+func jitter(period time.Duration) time.Duration {
+	j := min(period/20, 30*time.Second)
+	if j <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(j)))
+}
+
+// forEach runs fn for every item with at most n at once, stopping early (without starting new
+// items) when a stop was requested.
+func forEach[T any](ctx context.Context, n int, items []T, fn func(T)) {
+	var g errgroup.Group
+	g.SetLimit(max(n, 1))
+	for _, it := range items {
+		if Stopping(ctx) {
+			break
+		}
+		g.Go(func() error { fn(it); return nil })
+	}
+	_ = g.Wait()
+}

@@ -1,0 +1,75 @@
+package modes
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/telemetry"
+	"github.com/waldur/site-agent/internal/waldurclient"
+)
+
+// Env is what every mode shares in one process.
+type Env struct {
+	Mode             string
+	Version          string
+	Location         *time.Location
+	ReportingPeriods int
+	ExposeDetails    bool
+	Concurrency      int
+	Metrics          *telemetry.Metrics
+	Heartbeat        *telemetry.Heartbeat
+	Now              func() time.Time
+	Log              *zap.Logger
+}
+
+func (e *Env) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Env) touch() {
+	if e.Heartbeat != nil {
+		e.Heartbeat.Touch()
+	}
+}
+
+// Unit is one offering as one mode works on it.
+type Unit struct {
+	Offering    config.Offering
+	Waldur      *waldurclient.Client
+	Backend     backends.Backend
+	BackendName string
+	Log         *zap.Logger
+
+	registered bool
+}
+
+// Components are the offering's configured components.
+func (u *Unit) Components() backends.Components { return u.Offering.Components }
+
+// Mode is one kind of work the runner repeats.
+type Mode interface {
+	// Name is the mode as given with -m (order_process, membership_sync, report).
+	Name() string
+	// RunOnce does one cycle for one offering.
+	RunOnce(ctx context.Context, u *Unit) error
+}
+
+// publicError turns a failure into the text stored on a Waldur order or resource. With
+// expose_backend_error_details off, only messages written for users (backends.Error) pass.
+func (e *Env) publicError(err error) string {
+	if e.ExposeDetails {
+		return secret.Scrub(err.Error())
+	}
+	if msg, ok := backends.PublicMessage(err); ok {
+		return secret.Scrub(msg)
+	}
+	return "Internal backend error. Please contact the service provider."
+}

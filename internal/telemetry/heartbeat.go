@@ -1,0 +1,62 @@
+package telemetry
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Heartbeat is the incumbent's liveness file: its modification time says the agent's loop is
+// alive; its content is the Unix time as a float. Touch is cheap and rate-limited.
+type Heartbeat struct {
+	path string
+	mu   sync.Mutex
+	last time.Time
+	now  func() time.Time
+}
+
+// NewHeartbeat returns a heartbeat writing to path ("" disables the file).
+func NewHeartbeat(path string) *Heartbeat { return &Heartbeat{path: path, now: time.Now} }
+
+// Path is the file written.
+func (h *Heartbeat) Path() string { return h.path }
+
+// Last is when Touch last ran.
+func (h *Heartbeat) Last() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last
+}
+
+// Touch records liveness; writes at most once a second.
+func (h *Heartbeat) Touch() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	if now.Sub(h.last) < time.Second {
+		return
+	}
+	h.last = now
+	if h.path == "" {
+		return
+	}
+	tmp := h.path + ".tmp"
+	data := fmt.Sprintf("%.6f", float64(now.UnixNano())/1e9)
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err == nil {
+		_ = os.Rename(tmp, h.path)
+	}
+}
+
+// CheckFile reports an error unless the file at path was modified within maxAge.
+func CheckFile(path string, maxAge time.Duration, now time.Time) error {
+	st, err := os.Stat(filepath.Clean(path))
+	if err != nil {
+		return fmt.Errorf("heartbeat file %s: %w", path, err)
+	}
+	if age := now.Sub(st.ModTime()); age > maxAge {
+		return fmt.Errorf("heartbeat file %s is %s old (limit %s)", path, age.Round(time.Second), maxAge)
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package telemetry
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the agent's Prometheus collectors, registered on their own registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Cycles          *prometheus.CounterVec   // mode, offering, result (ok, error)
+	CycleDuration   *prometheus.HistogramVec // mode, offering
+	LastSuccess     *prometheus.GaugeVec     // mode, offering: unix time of the last good cycle
+	Orders          *prometheus.CounterVec   // offering, type, result
+	WaldurRequests  *prometheus.CounterVec   // offering, method, endpoint, code
+	WaldurLatency   *prometheus.HistogramVec // method, endpoint
+	BackendOps      *prometheus.CounterVec   // backend, operation, result
+	BackendLatency  *prometheus.HistogramVec // backend, operation
+	UsageReports    *prometheus.CounterVec   // offering, result (sent, unchanged, anomaly, skipped)
+	MemberChanges   *prometheus.CounterVec   // offering, action (add, remove)
+	ResourceErrors  *prometheus.CounterVec   // offering, kind (transient, permanent)
+	Info            *prometheus.GaugeVec     // version, mode
+	Panics          prometheus.Counter
+}
+
+// NewMetrics creates and registers all collectors (plus Go and process collectors).
+func NewMetrics() *Metrics {
+	m := &Metrics{Registry: prometheus.NewRegistry()}
+	ns := "site_agent"
+	m.Cycles = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "cycles_total",
+		Help: "Mode cycles per offering by result."}, []string{"mode", "offering", "result"})
+	m.CycleDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "cycle_duration_seconds",
+		Help: "Duration of one mode cycle for one offering.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 9)}, []string{"mode", "offering"})
+	m.LastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "last_success_timestamp_seconds",
+		Help: "Unix time of the last successful cycle."}, []string{"mode", "offering"})
+	m.Orders = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "orders_total",
+		Help: "Orders handled by type and result (done, erred, rejected, deferred, retry)."}, []string{"offering", "type", "result"})
+	m.WaldurRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "waldur_requests_total",
+		Help: "Waldur API requests by endpoint template and status code (0 = no response)."}, []string{"offering", "method", "endpoint", "code"})
+	m.WaldurLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "waldur_request_duration_seconds",
+		Help: "Waldur API request latency including retries.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 9)}, []string{"method", "endpoint"})
+	m.BackendOps = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "backend_operations_total",
+		Help: "Backend operations by result (ok, transient, error)."}, []string{"backend", "operation", "result"})
+	m.BackendLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "backend_operation_duration_seconds",
+		Help: "Backend operation latency.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 9)}, []string{"backend", "operation"})
+	m.UsageReports = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "usage_reports_total",
+		Help: "Per-resource usage reports by result (sent, unchanged, anomaly, skipped)."}, []string{"offering", "result"})
+	m.MemberChanges = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "membership_changes_total",
+		Help: "Users added to or removed from backend resources."}, []string{"offering", "action"})
+	m.ResourceErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "resource_errors_total",
+		Help: "Per-resource failures in membership and report passes."}, []string{"offering", "kind"})
+	m.Info = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
+		Help: "Always 1; labels carry the version and mode."}, []string{"version", "mode"})
+	m.Panics = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "panics_total",
+		Help: "Panics recovered in mode cycles."})
+	m.Registry.MustRegister(m.Cycles, m.CycleDuration, m.LastSuccess, m.Orders, m.WaldurRequests, m.WaldurLatency,
+		m.BackendOps, m.BackendLatency, m.UsageReports, m.MemberChanges, m.ResourceErrors, m.Info, m.Panics,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}

@@ -1,0 +1,58 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+)
+
+// Health answers the probes: Live is the liveness check, Ready the readiness check.
+type Health struct {
+	Live  func() error
+	Ready func() error
+}
+
+// Serve starts the /metrics, /healthz and /readyz listener on addr and returns once it listens.
+// It stops when ctx is cancelled.
+func Serve(ctx context.Context, addr string, m *Metrics, h Health, log *zap.Logger) (net.Addr, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
+	mux.HandleFunc("/healthz", probe(h.Live))
+	mux.HandleFunc("/readyz", probe(h.Ready))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", zap.Error(err))
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	return l.Addr(), nil
+}
+
+func probe(check func() error) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if check != nil {
+			if err := check(); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(err.Error() + "\n"))
+				return
+			}
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	}
+}
