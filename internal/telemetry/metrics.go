@@ -9,19 +9,19 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	Cycles          *prometheus.CounterVec   // mode, offering, result (ok, error)
-	CycleDuration   *prometheus.HistogramVec // mode, offering
-	LastSuccess     *prometheus.GaugeVec     // mode, offering: unix time of the last good cycle
-	Orders          *prometheus.CounterVec   // offering, type, result
-	WaldurRequests  *prometheus.CounterVec   // offering, method, endpoint, code
-	WaldurLatency   *prometheus.HistogramVec // method, endpoint
-	BackendOps      *prometheus.CounterVec   // backend, operation, result
-	BackendLatency  *prometheus.HistogramVec // backend, operation
-	UsageReports    *prometheus.CounterVec   // offering, result (sent, unchanged, anomaly, skipped)
-	MemberChanges   *prometheus.CounterVec   // offering, action (add, remove)
-	ResourceErrors  *prometheus.CounterVec   // offering, kind (transient, permanent)
-	Info            *prometheus.GaugeVec     // version, mode
-	Panics          prometheus.Counter
+	Cycles         *prometheus.CounterVec   // mode, offering, result (ok, error)
+	CycleDuration  *prometheus.HistogramVec // mode, offering
+	LastSuccess    *prometheus.GaugeVec     // mode, offering: unix time of the last good cycle
+	Orders         *prometheus.CounterVec   // offering, type, result
+	WaldurRequests *prometheus.CounterVec   // offering, method, endpoint, code
+	WaldurLatency  *prometheus.HistogramVec // method, endpoint
+	BackendOps     *prometheus.CounterVec   // backend, operation, result
+	BackendLatency *prometheus.HistogramVec // backend, operation
+	UsageReports   *prometheus.CounterVec   // offering, result (sent, unchanged, anomaly, skipped)
+	MemberChanges  *prometheus.CounterVec   // offering, action (add, remove)
+	ResourceErrors *prometheus.CounterVec   // offering, kind (transient, permanent)
+	Info           *prometheus.GaugeVec     // version, mode
+	Panics         prometheus.Counter
 }
 
 // NewMetrics creates and registers all collectors (plus Go and process collectors).

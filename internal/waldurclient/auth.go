@@ -33,7 +33,7 @@ type authorizer interface {
 type tokenAuth struct{ token secret.Secret }
 
 func (t tokenAuth) header(context.Context) (string, error) { return "Token " + t.token.Reveal(), nil }
-func (t tokenAuth) invalidate() bool                      { return false }
+func (t tokenAuth) invalidate() bool                       { return false }
 
 // oidcAuth fetches and caches an access token with the client-credentials grant until 30 s
 // before it expires (or 5 minutes when the IdP does not say).

@@ -103,4 +103,3 @@ func (c *Client) CheckUniqueBackendID(ctx context.Context, offeringUUID, backend
 	}
 	return out.IsUnique, err
 }
-
