@@ -54,12 +54,12 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 func (m *Membership) syncResource(ctx context.Context, u *Unit, teams *teamCache, r wc.Resource) error {
 	res := toBackend(r, u.Components())
 	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
-	if rec, ok := u.Backend.(backends.Reconciler); ok {
+	if rec := u.Backend.Reconciler; rec != nil {
 		if err := rec.Reconcile(ctx, res); err != nil {
 			return fmt.Errorf("reconcile: %w", err)
 		}
 	}
-	if mm, ok := u.Backend.(backends.MembershipManager); ok {
+	if mm := u.Backend.Members; mm != nil {
 		team, err := teams.get(ctx, r)
 		if err != nil {
 			return err
@@ -68,7 +68,7 @@ func (m *Membership) syncResource(ctx context.Context, u *Unit, teams *teamCache
 			return err
 		}
 	}
-	if sc, ok := u.Backend.(backends.StatusController); ok {
+	if sc := u.Backend.Status; sc != nil {
 		if err := applyStatus(ctx, sc, r, res); err != nil {
 			return fmt.Errorf("apply paused/downscaled state: %w", err)
 		}
@@ -123,7 +123,7 @@ func applyStatus(ctx context.Context, sc backends.StatusController, r wc.Resourc
 // pushBackendFacts sends enforced limits and metadata to Waldur when they differ from what it
 // holds (the backend is the source of truth for both).
 func (m *Membership) pushBackendFacts(ctx context.Context, u *Unit, r wc.Resource, res backends.Resource) error {
-	if lr, ok := u.Backend.(backends.LimitsReader); ok {
+	if lr := u.Backend.Limits; lr != nil {
 		limits, err := lr.Limits(ctx, res)
 		if err != nil {
 			return fmt.Errorf("read backend limits: %w", err)
@@ -135,7 +135,7 @@ func (m *Membership) pushBackendFacts(ctx context.Context, u *Unit, r wc.Resourc
 			}
 		}
 	}
-	if mr, ok := u.Backend.(backends.MetadataReader); ok {
+	if mr := u.Backend.Metadata; mr != nil {
 		md, err := mr.Metadata(ctx, res)
 		if err != nil {
 			return fmt.Errorf("read backend metadata: %w", err)

@@ -15,9 +15,9 @@ import (
 // execute does the backend work of an executing order. Every step is safe to repeat: a crash
 // or a transient failure anywhere leaves a state that the next cycle completes.
 func (m *Orders) execute(ctx context.Context, u *Unit, log *zap.Logger, o wc.Order) error {
-	prov, ok := u.Backend.(backends.Provisioner)
-	if !ok {
-		return backends.Errorf("backend %q cannot provision resources", u.BackendName)
+	prov := u.Backend.Provisioner
+	if prov == nil {
+		return backends.Errorf("backend %q cannot provision resources", u.Backend.Name)
 	}
 	wr, err := u.Waldur.GetResource(ctx, o.ResourceUUID)
 	if err != nil {
@@ -117,7 +117,7 @@ func (m *Orders) createWithFreeName(ctx context.Context, u *Unit, prov backends.
 
 // teamMembers returns the users who should get access to a new resource right away.
 func (m *Orders) teamMembers(ctx context.Context, u *Unit, wr wc.Resource) ([]backends.Member, error) {
-	if _, ok := u.Backend.(backends.MembershipManager); !ok {
+	if u.Backend.Members == nil {
 		return nil, nil
 	}
 	team, err := u.Waldur.Team(ctx, wr.UUID)

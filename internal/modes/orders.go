@@ -21,7 +21,7 @@ func (*Orders) Name() string { return "order_process" }
 // RunOnce lists the offering's open orders and works through them: orders of different
 // resources in parallel (bounded), orders of one resource in creation order.
 func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
-	if p, ok := u.Backend.(backends.Pinger); ok {
+	if p := u.Backend.Pinger; p != nil {
 		if err := p.Ping(ctx); err != nil {
 			u.Log.Warn("backend not ready; orders left untouched this cycle", zap.Error(err))
 			return fmt.Errorf("backend ping: %w", err)
@@ -86,7 +86,7 @@ func (m *Orders) process(ctx context.Context, u *Unit, o wc.Order) bool {
 // approve evaluates and approves a pending order. proceed says whether to execute it now; done
 // whether the order is finished (rejected).
 func (m *Orders) approve(ctx context.Context, u *Unit, log *zap.Logger, o wc.Order) (proceed, done bool) {
-	if ev, ok := u.Backend.(backends.OrderEvaluator); ok {
+	if ev := u.Backend.Evaluator; ev != nil {
 		res := backends.Resource{UUID: hex(o.ResourceUUID), Name: o.ResourceName, ProjectSlug: o.ProjectSlug,
 			CustomerSlug: o.CustomerSlug, Attributes: o.Attributes}
 		dec, why, err := ev.Evaluate(ctx, backends.OrderReview{Type: o.Type, Resource: withOrder(res, o, u.Components())})

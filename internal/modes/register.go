@@ -38,7 +38,7 @@ func (g *Registrar) Register(ctx context.Context, u *Unit) error {
 		Dependencies: []wc.Dependency{
 			{Package: "site-agent", Version: g.Env.Version},
 			{Package: "go", Version: runtime.Version()},
-			{Package: "backend:" + u.BackendName, Version: g.Env.Version},
+			{Package: "backend:" + u.Backend.Name, Version: g.Env.Version},
 		},
 	}
 	id, found, err := u.Waldur.FindIdentity(ctx, name)
@@ -60,7 +60,7 @@ func (g *Registrar) Register(ctx context.Context, u *Unit) error {
 	if err != nil {
 		return fmt.Errorf("register service: %w", err)
 	}
-	if err := u.Waldur.RegisterProcessor(ctx, svc.UUID, processorNames[g.Env.Mode], "site-agent/"+u.BackendName, g.Env.Version); err != nil {
+	if err := u.Waldur.RegisterProcessor(ctx, svc.UUID, processorNames[g.Env.Mode], "site-agent/"+u.Backend.Name, g.Env.Version); err != nil {
 		return fmt.Errorf("register processor: %w", err)
 	}
 	u.Log.Info("agent registered with waldur", zap.String("identity", id.UUID), zap.String("service", svc.UUID))

@@ -27,9 +27,9 @@ func (*Report) Name() string { return "report" }
 
 // RunOnce reports usage of every OK or Erred resource with a backend id.
 func (m *Report) RunOnce(ctx context.Context, u *Unit) error {
-	rep, ok := u.Backend.(backends.UsageReporter)
-	if !ok {
-		return fmt.Errorf("backend %q cannot report usage", u.BackendName)
+	rep := u.Backend.Usage
+	if rep == nil {
+		return fmt.Errorf("backend %q cannot report usage", u.Backend.Name)
 	}
 	all, err := u.Waldur.ListResources(ctx, u.Offering.UUID, wc.ResourceOK, wc.ResourceErred)
 	if err != nil {

@@ -27,6 +27,8 @@ type Runner struct {
 	Tick time.Duration
 	// Register is called once per offering before its first successful cycle.
 	Register func(ctx context.Context, u *Unit) error
+	// OnCycle is told the outcome of every offering's cycle (readiness).
+	OnCycle func(u *Unit, err error)
 }
 
 // Run cycles until ctx is cancelled. The first cycle starts immediately. It returns nil on a
@@ -144,6 +146,9 @@ func (r *Runner) cycle(ctx context.Context, u *Unit) (err error) {
 		}
 		r.Env.Metrics.Cycles.WithLabelValues(mode, name, result).Inc()
 		r.Env.Metrics.CycleDuration.WithLabelValues(mode, name).Observe(time.Since(start).Seconds())
+		if r.OnCycle != nil {
+			r.OnCycle(u, err)
+		}
 	}()
 	if !u.registered && r.Register != nil {
 		if rerr := r.Register(ctx, u); rerr != nil {

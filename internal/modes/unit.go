@@ -44,8 +44,7 @@ func (e *Env) touch() {
 type Unit struct {
 	Offering    config.Offering
 	Waldur      *waldurclient.Client
-	Backend     backends.Backend
-	BackendName string
+	Backend     backends.Set
 	Log         *zap.Logger
 
 	registered bool

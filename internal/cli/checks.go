@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/waldur/site-agent/internal/telemetry"
+)
+
+func checkConfigCmd(args []string, io IO) int {
+	fs := flag.NewFlagSet("check-config", flag.ContinueOnError)
+	fs.SetOutput(io.Stderr)
+	var f runFlags
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return ExitUsage
+	}
+	cfg, warnings, code := loadConfig(f.configFile, nil, io)
+	for _, w := range warnings {
+		fmt.Fprintln(io.Stdout, "warning:", w)
+	}
+	if code != ExitOK {
+		return code
+	}
+	reg := registry()
+	for _, off := range cfg.Offerings {
+		for _, m := range []string{"order_process", "membership_sync", "report"} {
+			key, name := backendKey(m, off)
+			if name != "" && !reg.Has(name) {
+				fmt.Fprintf(io.Stderr, "site-agent: %s: offerings[%d].%s: unknown backend %q (available: %v)\n", off.Label(), off.Index, key, name, reg.Names())
+				return ExitUsage
+			}
+		}
+	}
+	fmt.Fprintf(io.Stdout, "%s: %d offering(s), configuration is valid\n", cfg.Path, len(cfg.Offerings))
+	return ExitOK
+}
+
+// healthzCmd is the incumbent's waldur_site_healthz: liveness from the heartbeat file's age,
+// readiness from an authenticated Waldur call for at least one offering.
+func healthzCmd(ctx context.Context, args []string, io IO) int {
+	fs := flag.NewFlagSet("healthz", flag.ContinueOnError)
+	fs.SetOutput(io.Stderr)
+	configFile := fs.String("config-file", "/etc/waldur-site-agent/config.yaml", "configuration file (readiness check)")
+	fs.StringVar(configFile, "c", "/etc/waldur-site-agent/config.yaml", "same as --config-file")
+	maxAge := fs.Int("max-age", 300, "maximum heartbeat age in seconds")
+	livenessOnly := fs.Bool("liveness-only", false, "only check the heartbeat file")
+	heartbeat := fs.String("heartbeat-file", "", "heartbeat file (default: heartbeat_file from the configuration, else /tmp/waldur-site-agent-heartbeat)")
+	if err := fs.Parse(args); err != nil {
+		return ExitUsage
+	}
+	path := *heartbeat
+	if path == "" && *livenessOnly {
+		path = "/tmp/waldur-site-agent-heartbeat"
+	}
+	if *livenessOnly {
+		return healthResult(io, telemetry.CheckFile(path, time.Duration(*maxAge)*time.Second, time.Now()))
+	}
+	cfg, _, code := loadConfig(*configFile, nil, io)
+	if code != ExitOK {
+		return code
+	}
+	if path == "" {
+		path = cfg.HeartbeatFile
+	}
+	if err := telemetry.CheckFile(path, time.Duration(*maxAge)*time.Second, time.Now()); err != nil {
+		return healthResult(io, err)
+	}
+	var lastErr error
+	for _, off := range cfg.Offerings {
+		c, err := newProbeClient(cfg, off, "healthz")
+		if err == nil {
+			cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			err = c.Ping(cctx)
+			cancel()
+		}
+		if err == nil {
+			return healthResult(io, nil)
+		}
+		lastErr = fmt.Errorf("%s: waldur not reachable: %w", off.Label(), err)
+	}
+	return healthResult(io, lastErr)
+}
+
+func healthResult(io IO, err error) int {
+	if err != nil {
+		fmt.Fprintln(io.Stderr, "unhealthy:", err)
+		return ExitFailure
+	}
+	fmt.Fprintln(io.Stdout, "healthy")
+	return ExitOK
+}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0 // success
+	ExitFailure = 1 // a run, check or command failed
+	ExitUsage   = 2 // bad flags or invalid configuration; nothing was sent anywhere
+)
+
+// Version is stamped at build time (-ldflags "-X github.com/waldur/site-agent/internal/cli.Version=…").
+var Version = "dev"
+
+// IO bundles the process's standard streams and environment.
+type IO struct {
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Environ func() []string
+}
+
+const usage = `site-agent connects a provider's infrastructure to the Waldur marketplace.
+
+Usage:
+  site-agent [-m MODE] [-c FILE] [--once] [--dry-run] [--listen ADDR]   run a mode (default order_process)
+  site-agent diagnostics -c FILE [-m MODE]     check Waldur access and backends for every offering
+  site-agent load-components -c FILE           create or update offering components in Waldur
+  site-agent check-config -c FILE              validate the configuration file and show warnings
+  site-agent healthz [--config-file FILE] [--max-age SECONDS] [--liveness-only]
+  site-agent demo                              run the whole loop against a built-in Waldur simulator
+  site-agent version
+
+Modes: order_process, membership_sync, report.
+Run 'site-agent COMMAND -h' for a command's flags.
+`
+
+// Run executes the command line args (without the program name) and returns the exit code.
+func Run(ctx context.Context, args []string, io IO) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "run":
+			return runCmd(ctx, args[1:], io)
+		case "diagnostics":
+			return diagnosticsCmd(ctx, args[1:], io)
+		case "load-components":
+			return loadComponentsCmd(ctx, args[1:], io)
+		case "check-config":
+			return checkConfigCmd(args[1:], io)
+		case "healthz":
+			return healthzCmd(ctx, args[1:], io)
+		case "demo":
+			return demoCmd(ctx, args[1:], io)
+		case "version", "--version":
+			fmt.Fprintf(io.Stdout, "site-agent %s\n", Version)
+			return ExitOK
+		case "help", "-h", "--help":
+			fmt.Fprint(io.Stdout, usage)
+			return ExitOK
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(io.Stderr, "site-agent: unknown command %q\n\n%s", args[0], usage)
+			return ExitUsage
+		}
+	}
+	return runCmd(ctx, args, io)
+}

@@ -1,0 +1,5 @@
+// Package cli implements site-agent's command line: running a mode (incumbent-compatible
+// -m MODE -c FILE), diagnostics, load-components, healthz, version, check-config and demo.
+// Exit codes are named constants; wire.go is the one place that assembles an agent from a
+// configuration. Nothing here calls os.Exit: Run returns the code to cmd/site-agent.
+package cli

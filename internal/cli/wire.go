@@ -1,0 +1,288 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/backends/inmemory"
+	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/modes"
+	"github.com/waldur/site-agent/internal/telemetry"
+	"github.com/waldur/site-agent/internal/waldurclient"
+)
+
+// registry lists every backend the agent can run. Adding a backend means adding a line here.
+func registry() *backends.Registry {
+	r := backends.NewRegistry()
+	r.Register("inmemory", inmemory.New)
+	return r
+}
+
+type buildOptions struct {
+	mode     string
+	dryRun   bool
+	period   time.Duration
+	warnings []string
+	stdout   io.Writer
+	// httpClient and backendOverride let the demo and tests inject an in-process simulator and a
+	// shared backend instance; production leaves them nil.
+	httpClient      *http.Client
+	backendOverride func(off config.Offering) backends.Backend
+	logger          *zap.Logger
+}
+
+// agent is an assembled, runnable mode.
+type agent struct {
+	cfg     *config.Config
+	log     *zap.Logger
+	metrics *telemetry.Metrics
+	hb      *telemetry.Heartbeat
+	runner  *modes.Runner
+	closers []backends.Closer
+
+	mu      sync.Mutex
+	readyOK bool
+}
+
+// build assembles the agent for one mode. It makes no network calls; every error it returns is a
+// configuration problem (exit code 2).
+func build(cfg *config.Config, o buildOptions) (*agent, error) {
+	log := o.logger
+	if log == nil {
+		var err error
+		if log, err = telemetry.NewLogger(o.stdout, cfg.LogLevel); err != nil {
+			return nil, err
+		}
+	}
+	log = log.With(zap.String("mode", o.mode))
+	for _, w := range o.warnings {
+		log.Warn("configuration warning", zap.String("detail", w))
+	}
+	a := &agent{cfg: cfg, log: log, metrics: telemetry.NewMetrics(), hb: telemetry.NewHeartbeat(cfg.HeartbeatFile)}
+	a.metrics.Info.WithLabelValues(Version, o.mode).Set(1)
+	env := &modes.Env{Mode: o.mode, Version: Version, Location: cfg.Location, ReportingPeriods: cfg.ReportingPeriods,
+		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log}
+	units, err := a.units(cfg, o, env)
+	if err != nil {
+		return nil, err
+	}
+	a.runner = &modes.Runner{Env: env, Mode: newMode(o.mode, env), Units: units, Period: o.period, Timeout: cfg.CycleTimeout,
+		Register: (&modes.Registrar{Env: env, Started: time.Now()}).Register,
+		OnCycle: func(_ *modes.Unit, err error) {
+			if err == nil {
+				a.mu.Lock()
+				a.readyOK = true
+				a.mu.Unlock()
+			}
+		}}
+	if o.dryRun {
+		a.runner.Register = nil // registration writes to Waldur
+	}
+	return a, nil
+}
+
+func newMode(name string, env *modes.Env) modes.Mode {
+	switch name {
+	case "membership_sync":
+		return &modes.Membership{Env: env}
+	case "report":
+		return &modes.Report{Env: env}
+	}
+	return &modes.Orders{Env: env}
+}
+
+// backendKey returns the config key and value naming the backend for a mode.
+func backendKey(mode string, off config.Offering) (key, name string) {
+	switch mode {
+	case "membership_sync":
+		return "membership_sync_backend", off.MembershipBackend
+	case "report":
+		return "reporting_backend", off.ReportingBackend
+	}
+	return "order_processing_backend", off.OrderBackend
+}
+
+func (a *agent) units(cfg *config.Config, o buildOptions, env *modes.Env) ([]*modes.Unit, error) {
+	reg := registry()
+	clients := map[string]*http.Client{}
+	var units []*modes.Unit
+	var keyName string
+	for _, off := range cfg.Offerings {
+		key, name := backendKey(o.mode, off)
+		keyName = key
+		if name == "" {
+			a.log.Info("offering has no backend for this mode; skipped", zap.String("offering", off.Name), zap.String("key", key))
+			continue
+		}
+		if o.mode == "membership_sync" && !off.MembershipPolling() {
+			a.log.Info("offering syncs membership through events; skipped", zap.String("offering", off.Name))
+			continue
+		}
+		set, err := a.backend(reg, off, o, key, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := requireRole(o.mode, set); err != nil {
+			return nil, &config.Error{Path: cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d].%s", off.Index, key), Problem: err.Error()}
+		}
+		wc, err := a.waldurClient(cfg, off, o, clients)
+		if err != nil {
+			return nil, err
+		}
+		log := a.log.With(zap.String("offering", off.Name), zap.String("backend", name))
+		units = append(units, &modes.Unit{Offering: off, Waldur: wc, Backend: set, Log: log})
+	}
+	if len(units) == 0 {
+		return nil, &config.Error{Path: cfg.Path, Key: keyName, Problem: fmt.Sprintf("no offering sets %s, so mode %s has nothing to do", keyName, o.mode)}
+	}
+	return units, nil
+}
+
+func (a *agent) backend(reg *backends.Registry, off config.Offering, o buildOptions, key, name string) (backends.Set, error) {
+	var b backends.Backend
+	if o.backendOverride != nil {
+		b = o.backendOverride(off)
+	}
+	if b == nil {
+		if !reg.Has(name) {
+			return backends.Set{}, &config.Error{Path: a.cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d].%s", off.Index, key),
+				Problem: fmt.Sprintf("unknown backend %q (available: %v)", name, reg.Names())}
+		}
+		var warnings []string
+		var err error
+		b, warnings, err = reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings,
+			Components: off.Components, Logger: a.log.With(zap.String("backend", name)), DryRun: o.dryRun})
+		for _, w := range warnings {
+			a.log.Warn("configuration warning", zap.String("offering", off.Name), zap.String("detail", fmt.Sprintf("offerings[%d].%s: unknown key, ignored", off.Index, w)))
+		}
+		if err != nil {
+			return backends.Set{}, &config.Error{Path: a.cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d]", off.Index), Problem: err.Error()}
+		}
+	}
+	set := backends.RolesOf(name, b)
+	if set.Closer != nil {
+		a.closers = append(a.closers, set.Closer)
+	}
+	set = backends.Instrument(set, a.observer(name))
+	if o.dryRun {
+		set = backends.DryRun(set)
+	}
+	return set, nil
+}
+
+func (a *agent) observer(name string) backends.Observer {
+	return func(op string, took time.Duration, err error) {
+		result := "ok"
+		switch {
+		case err == nil:
+		case backends.IsTransient(err):
+			result = "transient"
+		case errors.Is(err, backends.ErrNotFound):
+			result = "not_found"
+		default:
+			result = "error"
+		}
+		a.metrics.BackendOps.WithLabelValues(name, op, result).Inc()
+		a.metrics.BackendLatency.WithLabelValues(name, op).Observe(took.Seconds())
+	}
+}
+
+func requireRole(mode string, s backends.Set) error {
+	switch mode {
+	case "order_process":
+		if s.Provisioner == nil {
+			return fmt.Errorf("backend %q cannot process orders (it does not provision resources)", s.Name)
+		}
+	case "membership_sync":
+		if s.Members == nil && s.Status == nil && s.Reconciler == nil && s.Limits == nil {
+			return fmt.Errorf("backend %q has nothing to sync (no membership, status, limits or repair)", s.Name)
+		}
+	case "report":
+		if s.Usage == nil {
+			return fmt.Errorf("backend %q cannot report usage", s.Name)
+		}
+	}
+	return nil
+}
+
+func (a *agent) waldurClient(cfg *config.Config, off config.Offering, o buildOptions, clients map[string]*http.Client) (*waldurclient.Client, error) {
+	hc := o.httpClient
+	if hc == nil {
+		key := strconv.FormatBool(off.VerifySSL)
+		if hc = clients[key]; hc == nil {
+			hc = waldurclient.NewHTTPClient(waldurclient.TransportOptions{VerifyTLS: off.VerifySSL, Proxy: cfg.GlobalProxy})
+			clients[key] = hc
+		}
+	}
+	opts := waldurclient.Options{BaseURL: off.APIURL, Token: off.Token, HTTPClient: hc, DryRun: o.dryRun,
+		UserAgent: "site-agent-" + o.mode + "/" + Version, Logger: a.log.With(zap.String("offering", off.Name)),
+		OnRequest: func(ri waldurclient.RequestInfo) {
+			a.metrics.WaldurRequests.WithLabelValues(off.Name, ri.Method, ri.Endpoint, strconv.Itoa(ri.Status)).Inc()
+			a.metrics.WaldurLatency.WithLabelValues(ri.Method, ri.Endpoint).Observe(ri.Duration.Seconds())
+		}}
+	if off.OIDC != nil {
+		opts.OIDC = &waldurclient.OIDCConfig{TokenURL: off.OIDC.TokenURL, ClientID: off.OIDC.ClientID, ClientSecret: off.OIDC.ClientSecret}
+	}
+	c, err := waldurclient.New(opts)
+	if err != nil {
+		return nil, &config.Error{Path: cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d].waldur_api_url", off.Index), Problem: err.Error()}
+	}
+	return c, nil
+}
+
+// run serves the health listener (when configured), tells systemd it is ready, and cycles until
+// ctx is cancelled.
+func (a *agent) run(ctx context.Context) error {
+	if addr := a.cfg.ListenAddress; addr != "" {
+		bound, err := telemetry.Serve(ctx, addr, a.metrics, telemetry.Health{Live: a.live, Ready: a.ready}, a.log)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		a.log.Info("serving metrics and health", zap.String("address", bound.String()))
+	}
+	_, _ = daemon.SdNotify(false, daemon.SdNotifyReady)
+	a.log.Info("agent started", zap.String("version", Version), zap.Int("offerings", len(a.runner.Units)),
+		zap.Duration("period", a.runner.Period))
+	err := a.runner.Run(ctx)
+	_, _ = daemon.SdNotify(false, daemon.SdNotifyStopping)
+	a.log.Info("agent stopped")
+	return err
+}
+
+func (a *agent) runOnce(ctx context.Context) error {
+	return a.runner.RunOnce(ctx)
+}
+
+func (a *agent) live() error {
+	maxAge := max(5*time.Minute, 3*a.runner.Period)
+	if last := a.hb.Last(); !last.IsZero() && time.Since(last) > maxAge {
+		return fmt.Errorf("no progress for %s", time.Since(last).Round(time.Second))
+	}
+	return nil
+}
+
+func (a *agent) ready() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.readyOK {
+		return errors.New("no successful cycle yet")
+	}
+	return nil
+}
+
+func (a *agent) close() {
+	for _, c := range a.closers {
+		_ = c.Close()
+	}
+	_ = a.log.Sync()
+}
