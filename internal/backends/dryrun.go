@@ -34,7 +34,7 @@ func (dryProvisioner) Delete(context.Context, Resource) error                { r
 
 type dryMembers struct{ MembershipManager }
 
-func (dryMembers) AddMembers(context.Context, Resource, []Member) error  { return nil }
+func (dryMembers) AddMembers(context.Context, Resource, []Member) error    { return nil }
 func (dryMembers) RemoveMembers(context.Context, Resource, []string) error { return nil }
 
 type dryStatus struct{}

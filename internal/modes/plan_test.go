@@ -107,7 +107,9 @@ func TestMemberDiffAndDesired(t *testing.T) {
 
 func TestPlanUsage(t *testing.T) {
 	known := map[string]bool{"cpu": true, "mem": true}
-	rec := func(typ string, v float64) wc.ComponentUsage { return wc.ComponentUsage{Type: typ, Usage: wc.Number(v)} }
+	rec := func(typ string, v float64) wc.ComponentUsage {
+		return wc.ComponentUsage{Type: typ, Usage: wc.Number(v)}
+	}
 	cases := []struct {
 		name     string
 		amounts  backends.Quantities

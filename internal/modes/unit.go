@@ -42,10 +42,10 @@ func (e *Env) touch() {
 
 // Unit is one offering as one mode works on it.
 type Unit struct {
-	Offering    config.Offering
-	Waldur      *waldurclient.Client
-	Backend     backends.Set
-	Log         *zap.Logger
+	Offering config.Offering
+	Waldur   *waldurclient.Client
+	Backend  backends.Set
+	Log      *zap.Logger
 
 	registered bool
 }
