@@ -1,0 +1,15 @@
+// Package waldursim is a strict, stateful, in-memory simulator of the Waldur marketplace API
+// endpoints the site agent uses. It is an http.Handler meant for tests and demos.
+//
+// Every request is checked against Waldur's official OpenAPI contract (8.0.5, trimmed by
+// tools/trimcontract and embedded): unknown paths, wrong methods, undeclared query parameters,
+// malformed bodies and wrong types are answered with 404/405/400 and recorded as violations, and
+// every response the simulator produces is validated against the contract's response schema so
+// that a client decoding it decodes real Waldur shapes. State changes follow Waldur
+// (Mastermind): order, resource and offering-user state machines, usage billing periods,
+// pagination with Link headers and X-Result-Count, sparse field selection.
+//
+// It must not be used by product code at runtime, and it must not read anything outside the
+// package: the contract is embedded. Known deviations of real Waldur from its own contract are
+// listed in errata.go.
+package waldursim
