@@ -14,7 +14,7 @@ import (
 
 // execute does the backend work of an executing order. Every step is safe to repeat: a crash
 // or a transient failure anywhere leaves a state that the next cycle completes.
-func (m *Orders) execute(ctx context.Context, u *Unit, log *zap.Logger, o wc.Order) error {
+func (m *Orders) execute(ctx context.Context, u *Unit, log *zap.Logger, teams *teamCache, o wc.Order) error {
 	prov := u.Backend.Provisioner
 	if prov == nil {
 		return backends.Errorf("backend %q cannot provision resources", u.Backend.Name)
@@ -26,7 +26,7 @@ func (m *Orders) execute(ctx context.Context, u *Unit, log *zap.Logger, o wc.Ord
 	res := withOrder(toBackend(wr, u.Components()), o, u.Components())
 	switch o.Type {
 	case wc.OrderCreate, wc.OrderRestore:
-		return m.create(ctx, u, log, prov, wr, res)
+		return m.create(ctx, u, log, teams, prov, wr, res)
 	case wc.OrderUpdate:
 		return m.update(ctx, u, prov, o, res)
 	case wc.OrderTerminate:
@@ -39,7 +39,7 @@ func (m *Orders) execute(ctx context.Context, u *Unit, log *zap.Logger, o wc.Ord
 	return backends.Errorf("order type %q is not supported", o.Type)
 }
 
-func (m *Orders) create(ctx context.Context, u *Unit, log *zap.Logger, prov backends.Provisioner, wr wc.Resource, res backends.Resource) error {
+func (m *Orders) create(ctx context.Context, u *Unit, log *zap.Logger, teams *teamCache, prov backends.Provisioner, wr wc.Resource, res backends.Resource) error {
 	if res.BackendID != "" {
 		_, err := prov.Lookup(ctx, res)
 		if err == nil {
@@ -53,7 +53,7 @@ func (m *Orders) create(ctx context.Context, u *Unit, log *zap.Logger, prov back
 		_, err = prov.Create(ctx, backends.CreateRequest{Resource: res, Name: res.BackendID})
 		return err
 	}
-	members, err := m.teamMembers(ctx, u, wr)
+	members, err := teamMembers(ctx, u, teams, wr)
 	if err != nil {
 		return err
 	}
@@ -115,14 +115,15 @@ func (m *Orders) createWithFreeName(ctx context.Context, u *Unit, prov backends.
 		len(candidates), candidates[len(candidates)-1])
 }
 
-// teamMembers returns the users who should get access to a new resource right away.
-func (m *Orders) teamMembers(ctx context.Context, u *Unit, wr wc.Resource) ([]backends.Member, error) {
+// teamMembers returns the users who should get access to a new resource right away (the
+// project's team, fetched once per project per cycle).
+func teamMembers(ctx context.Context, u *Unit, teams *teamCache, wr wc.Resource) ([]backends.Member, error) {
 	if u.Backend.Members == nil {
 		return nil, nil
 	}
-	team, err := u.Waldur.Team(ctx, wr.UUID)
+	team, err := teams.get(ctx, wr)
 	if err != nil {
-		return nil, fmt.Errorf("fetch team: %w", err)
+		return nil, err
 	}
 	return desiredMembers(team, wr.RestrictMemberAccess), nil
 }

@@ -35,13 +35,14 @@ func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
 		return nil
 	}
 	u.Log.Info("processing orders", zap.Int("count", len(orders)))
+	teams := newTeamCache(u.Waldur)
 	forEach(ctx, m.Env.Concurrency, groupOrders(orders), func(group []wc.Order) {
 		for i, o := range group {
 			if i > 0 && Stopping(ctx) {
 				return
 			}
 			m.Env.touch()
-			if !m.process(ctx, u, o) {
+			if !m.process(ctx, u, teams, o) {
 				return // a later order of the same resource must wait for this one
 			}
 		}
@@ -50,7 +51,7 @@ func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
 }
 
 // process handles one order and reports whether it reached a final state.
-func (m *Orders) process(ctx context.Context, u *Unit, o wc.Order) bool {
+func (m *Orders) process(ctx context.Context, u *Unit, teams *teamCache, o wc.Order) bool {
 	log := u.Log.With(zap.String("order", o.UUID), zap.String("type", o.Type), zap.String("resource", o.ResourceUUID))
 	step, problem := planOrder(o)
 	switch step {
@@ -68,7 +69,7 @@ func (m *Orders) process(ctx context.Context, u *Unit, o wc.Order) bool {
 			return done
 		}
 	}
-	err := m.execute(ctx, u, log, o)
+	err := m.execute(ctx, u, log, teams, o)
 	switch {
 	case err == nil:
 		return m.finish(ctx, u, log, o, "done", u.Waldur.SetOrderDone(ctx, o.UUID))

@@ -3,19 +3,25 @@ package waldurclient
 import (
 	"context"
 	"net/http"
-	"net/url"
 )
+
+// OrderFields is the sparse fieldset for orders: what Order decodes, a fraction of OrderDetails.
+var OrderFields = []string{"uuid", "type", "state", "marketplace_resource_uuid", "resource_name", "backend_id",
+	"limits", "attributes", "plan_uuid", "offering_uuid", "project_uuid", "project_slug", "project_name",
+	"customer_uuid", "customer_slug", "customer_name", "created", "modified"}
 
 // ListOrders returns the offering's orders in the given states, all pages.
 func (c *Client) ListOrders(ctx context.Context, offeringUUID string, states ...string) ([]Order, error) {
-	q := url.Values{"offering_uuid": {offeringUUID}, "state": states}
+	q := fields(OrderFields...)
+	q.Set("offering_uuid", offeringUUID)
+	q["state"] = states
 	return listAll[Order](ctx, c, "/api/marketplace-orders/", "", q)
 }
 
 // GetOrder fetches one order.
 func (c *Client) GetOrder(ctx context.Context, uuid string) (Order, error) {
 	var o Order
-	_, err := c.do(ctx, call{method: http.MethodGet, tmpl: "/api/marketplace-orders/{uuid}/", id: uuid}, &o)
+	_, err := c.do(ctx, call{method: http.MethodGet, tmpl: "/api/marketplace-orders/{uuid}/", id: uuid, query: fields(OrderFields...)}, &o)
 	return o, err
 }
 
