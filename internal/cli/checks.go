@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/waldur/site-agent/internal/telemetry"
@@ -47,11 +48,14 @@ func healthzCmd(ctx context.Context, args []string, io IO) int {
 	fs.StringVar(configFile, "c", "/etc/waldur-site-agent/config.yaml", "same as --config-file")
 	maxAge := fs.Int("max-age", 300, "maximum heartbeat age in seconds")
 	livenessOnly := fs.Bool("liveness-only", false, "only check the heartbeat file")
-	heartbeat := fs.String("heartbeat-file", "", "heartbeat file (default: heartbeat_file from the configuration, else /tmp/waldur-site-agent-heartbeat)")
+	heartbeat := fs.String("heartbeat-file", "", "heartbeat file (default: $SITE_AGENT_HEARTBEAT_FILE, heartbeat_file from the configuration, else /tmp/waldur-site-agent-heartbeat)")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
 	}
 	path := *heartbeat
+	if path == "" {
+		path = envValue(io.Environ, "SITE_AGENT_HEARTBEAT_FILE")
+	}
 	if path == "" && *livenessOnly {
 		path = "/tmp/waldur-site-agent-heartbeat"
 	}
@@ -82,6 +86,18 @@ func healthzCmd(ctx context.Context, args []string, io IO) int {
 		lastErr = fmt.Errorf("%s: waldur not reachable: %w", off.Label(), err)
 	}
 	return healthResult(io, lastErr)
+}
+
+func envValue(environ func() []string, name string) string {
+	if environ == nil {
+		return ""
+	}
+	for _, kv := range environ() {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func healthResult(io IO, err error) int {

@@ -34,6 +34,11 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 	teams := newTeamCache(u.Waldur)
 	var failed sync.Map
 	forEach(ctx, m.Env.Concurrency, resources, func(r wc.Resource) {
+		if r.Malformed != "" {
+			u.Log.Error("resource could not be read; skipped", zap.String("resource", r.UUID), zap.String("error", r.Malformed))
+			failed.Store(r.UUID, r.Malformed)
+			return
+		}
 		if r.BackendID == "" {
 			return
 		}

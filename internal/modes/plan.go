@@ -26,6 +26,8 @@ const (
 func planOrder(o wc.Order) (orderStep, string) {
 	var problem string
 	switch {
+	case o.Malformed != "":
+		problem = "order could not be read: " + o.Malformed
 	case o.Type != wc.OrderCreate && o.Type != wc.OrderUpdate && o.Type != wc.OrderTerminate && o.Type != wc.OrderRestore:
 		problem = fmt.Sprintf("order type %q is not supported by this agent", o.Type)
 	case o.ResourceUUID == "":

@@ -34,6 +34,8 @@ func TestPlanOrder(t *testing.T) {
 		{"unknown type executing errs", with(func(o *wc.Order) { o.Type = "Migrate" }), wc.OrderExecuting, stepErr, true},
 		{"no resource pending rejected", with(func(o *wc.Order) { o.ResourceUUID = "" }), wc.OrderPendingProvider, stepReject, true},
 		{"negative limit executing errs", with(func(o *wc.Order) { o.Limits = wc.Quantities{"cpu": -1} }), wc.OrderExecuting, stepErr, true},
+		{"undecodable pending is rejected", wc.Order{UUID: "x", Malformed: "bad limits"}, wc.OrderPendingProvider, stepReject, true},
+		{"undecodable executing errs", wc.Order{UUID: "x", Malformed: "bad limits"}, wc.OrderExecuting, stepErr, true},
 		{"malformed but finished is skipped", with(func(o *wc.Order) { o.Type = "" }), wc.OrderDone, stepSkip, false},
 	}
 	for _, c := range cases {

@@ -37,6 +37,10 @@ func (m *Report) RunOnce(ctx context.Context, u *Unit) error {
 	}
 	var resources []wc.Resource
 	for _, r := range all {
+		if r.Malformed != "" {
+			u.Log.Error("resource could not be read; not reported", zap.String("resource", r.UUID), zap.String("error", r.Malformed))
+			continue
+		}
 		if r.BackendID != "" {
 			resources = append(resources, r)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -28,8 +29,8 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 			return nil
 		}
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return fmt.Errorf("not a number: %q", s)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("not a finite number: %q", s)
 		}
 		*n = Number(f)
 		return nil

@@ -2,6 +2,8 @@ package waldurclient
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -25,10 +27,14 @@ func listAll[T any](ctx context.Context, c *Client, tmpl, id string, q url.Value
 	var all []T
 	for page := 1; page <= maxPages; page++ {
 		q.Set("page", strconv.Itoa(page))
-		var items []T
-		h, err := c.do(ctx, call{method: http.MethodGet, tmpl: tmpl, id: id, query: q}, &items)
+		var raw []json.RawMessage
+		h, err := c.do(ctx, call{method: http.MethodGet, tmpl: tmpl, id: id, query: q}, &raw)
 		if err != nil {
 			return nil, err
+		}
+		items, err := decodeItems[T](raw)
+		if err != nil {
+			return nil, fmt.Errorf("waldur GET %s: malformed item: %w", tmpl, err)
 		}
 		all = append(all, items...)
 		next, ok := nextPage(h)
@@ -38,6 +44,30 @@ func listAll[T any](ctx context.Context, c *Client, tmpl, id string, q url.Value
 		page = next - 1
 	}
 	return all, nil
+}
+
+// malformable is implemented by list items that can stand in for an item that failed to decode,
+// so one bad object does not hide the others (it is handled, e.g. erred, on its own).
+type malformable interface {
+	markMalformed(raw []byte, err error)
+}
+
+func decodeItems[T any](raw []json.RawMessage) ([]T, error) {
+	out := make([]T, 0, len(raw))
+	for _, r := range raw {
+		var item T
+		if err := json.Unmarshal(r, &item); err != nil {
+			m, ok := any(&item).(malformable)
+			if !ok {
+				return nil, err
+			}
+			item = *new(T)
+			m = any(&item).(malformable)
+			m.markMalformed(r, err)
+		}
+		out = append(out, item)
+	}
+	return out, nil
 }
 
 // first reads only the first page with the server's default page size.

@@ -1,6 +1,9 @@
 package waldurclient
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Order states and types as Waldur names them.
 const (
@@ -45,6 +48,20 @@ type Order struct {
 	CustomerName string         `json:"customer_name"`
 	Created      time.Time      `json:"created"`
 	Modified     time.Time      `json:"modified"`
+
+	// Malformed is set when the order could not be decoded; only UUID, Type and State are then
+	// known (as far as they could be read).
+	Malformed string `json:"-"`
+}
+
+func (o *Order) markMalformed(raw []byte, err error) {
+	var id struct {
+		UUID  string `json:"uuid"`
+		Type  string `json:"type"`
+		State string `json:"state"`
+	}
+	_ = json.Unmarshal(raw, &id)
+	*o = Order{UUID: id.UUID, Type: id.Type, State: id.State, Malformed: err.Error()}
 }
 
 // Resource is a provider resource.
@@ -69,6 +86,18 @@ type Resource struct {
 	Downscaled           bool           `json:"downscaled"`
 	RestrictMemberAccess bool           `json:"restrict_member_access"`
 	LastSync             *time.Time     `json:"last_sync"`
+
+	// Malformed is set when the resource could not be decoded (only UUID and State are known).
+	Malformed string `json:"-"`
+}
+
+func (r *Resource) markMalformed(raw []byte, err error) {
+	var id struct {
+		UUID  string `json:"uuid"`
+		State string `json:"state"`
+	}
+	_ = json.Unmarshal(raw, &id)
+	*r = Resource{UUID: id.UUID, State: id.State, Malformed: err.Error()}
 }
 
 // TeamMember is a user with a role in the resource's project (ProjectUser).

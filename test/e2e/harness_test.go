@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -129,30 +130,55 @@ func (e *env) once(mode string, extra ...string) result {
 
 // proc is a long-running agent process.
 type proc struct {
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
-	done chan error
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	done   chan error    // receives Wait's result once
+	exited chan struct{} // closed when the process is gone
+}
+
+// syncBuffer collects a process's output while tests read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func (e *env) start(args ...string) *proc {
 	e.t.Helper()
 	cmd := exec.Command(binary, args...)
-	out := &bytes.Buffer{}
+	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, out: out, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
+	p := &proc{cmd: cmd, out: out, done: make(chan error, 1), exited: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		close(p.exited)
+		p.done <- err
+	}()
 	e.t.Cleanup(func() { p.kill() })
 	return p
 }
 
 func (p *proc) kill() {
-	if p.cmd.ProcessState == nil {
+	select {
+	case <-p.exited:
+	default:
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
+		<-p.exited
 	}
 }
 

@@ -1,0 +1,17 @@
+# Convenience targets; the README's commands work without make.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/waldur/site-agent/internal/cli.Version=$(VERSION)
+
+.PHONY: build demo test test-fast bench lint
+build:
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/site-agent ./cmd/site-agent
+demo:
+	go run ./cmd/site-agent demo
+test:
+	./scripts/test.sh
+test-fast:
+	SITE_AGENT_SKIP_REAL=1 FUZZTIME=5s ./scripts/test.sh
+bench:
+	go test -run '^$$' -bench . -benchtime 1x ./internal/cli/ ./test/e2e/
+lint:
+	gofmt -l . && go vet ./...
