@@ -10,9 +10,9 @@ import (
 
 // Params is what a backend constructor receives.
 type Params struct {
-	Offering   string         // offering name, for log fields and object descriptions
-	Settings   map[string]any // the offering's backend_settings section
-	Components Components     // the offering's backend_components
+	Offering   string     // offering name, for log fields and object descriptions
+	Settings   Settings   // the offering's backend_settings section
+	Components Components // the offering's backend_components
 	Logger     *zap.Logger
 	// DryRun asks the backend to perform no writes. Decorators enforce it as well, so a backend
 	// only needs to look at it if it writes during construction.

@@ -11,6 +11,20 @@ import (
 	"github.com/waldur/site-agent/internal/secret"
 )
 
+// Settings is a backend_settings section. It may hold credentials (resolved from Vault or
+// written inline) until a backend decodes them into secret.Secret, so it never prints its values.
+type Settings map[string]any
+
+// Format implements fmt.Formatter: only the keys are shown.
+func (s Settings) Format(f fmt.State, _ rune) {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(f, "backend_settings{%s}", strings.Join(keys, " "))
+}
+
 // CoreSettingKeys are backend_settings keys read by the agent core rather than by a backend; a
 // backend's strict decoding ignores them.
 var CoreSettingKeys = []string{
@@ -25,7 +39,7 @@ var CoreSettingKeys = []string{
 // and that are not core keys are returned as warnings ("backend_settings.<key>"), not errors:
 // the incumbent accepted them silently, and a typo must not stop a site. A value of the wrong
 // type is an error naming the key.
-func DecodeSettings(in map[string]any, out any) (warnings []string, err error) {
+func DecodeSettings(in Settings, out any) (warnings []string, err error) {
 	var md mapstructure.Metadata
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		Result:           out,
@@ -37,7 +51,7 @@ func DecodeSettings(in map[string]any, out any) (warnings []string, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dec.Decode(in); err != nil {
+	if err := dec.Decode(map[string]any(in)); err != nil {
 		return nil, fmt.Errorf("backend_settings: %s", cleanDecodeError(err))
 	}
 	core := map[string]bool{}

@@ -10,7 +10,12 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/telemetry"
 )
+
+// secretResolver resolves vault: references in the configuration; nil until a secrets backend
+// is wired in, in which case references are refused with a message naming the key.
+var secretResolver config.NewResolver
 
 // modes lists the runnable modes and the incumbent's default period of each.
 var modePeriods = map[string]time.Duration{
@@ -72,20 +77,22 @@ func runCmd(ctx context.Context, args []string, io IO) int {
 	if code != ExitOK {
 		return code
 	}
-	a, err := build(cfg, buildOptions{mode: f.mode, dryRun: f.dryRun, period: period, warnings: warnings, stdout: io.Stdout})
+	opts := buildOptions{mode: f.mode, dryRun: f.dryRun, period: period, warnings: warnings, stdout: io.Stdout,
+		metrics: telemetry.NewMetrics()}
+	a, err := build(cfg, opts)
 	if err != nil {
 		fmt.Fprintln(io.Stderr, "site-agent:", err)
 		return ExitUsage
 	}
-	defer a.close()
 	if f.once {
+		defer a.close()
 		if err := a.runOnce(ctx); err != nil {
 			fmt.Fprintln(io.Stderr, "site-agent:", err)
 			return ExitFailure
 		}
 		return ExitOK
 	}
-	if err := a.run(ctx); err != nil {
+	if err := serve(ctx, a, reloader(f, opts, io)); err != nil {
 		fmt.Fprintln(io.Stderr, "site-agent:", err)
 		return ExitFailure
 	}
@@ -125,7 +132,7 @@ func overrides(listen, logLevel string) map[string]any {
 
 // loadConfig loads and validates the file; problems are printed and mapped to ExitUsage.
 func loadConfig(path string, over map[string]any, io IO) (*config.Config, []string, int) {
-	cfg, warnings, err := config.Load(path, config.Options{Environ: io.Environ, Overrides: over})
+	cfg, warnings, err := config.Load(path, config.Options{Environ: io.Environ, Overrides: over, Resolver: secretResolver})
 	if err != nil {
 		fmt.Fprintln(io.Stderr, "site-agent:", err)
 		return nil, warnings, ExitUsage

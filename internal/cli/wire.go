@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coreos/go-systemd/v22/daemon"
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
@@ -39,6 +38,7 @@ type buildOptions struct {
 	httpClient      *http.Client
 	backendOverride func(off config.Offering) backends.Backend
 	logger          *zap.Logger
+	metrics         *telemetry.Metrics // process-wide; a reload keeps the counters
 }
 
 // agent is an assembled, runnable mode.
@@ -68,7 +68,11 @@ func build(cfg *config.Config, o buildOptions) (*agent, error) {
 	for _, w := range o.warnings {
 		log.Warn("configuration warning", zap.String("detail", w))
 	}
-	a := &agent{cfg: cfg, log: log, metrics: telemetry.NewMetrics(), hb: telemetry.NewHeartbeat(cfg.HeartbeatFile)}
+	metrics := o.metrics
+	if metrics == nil {
+		metrics = telemetry.NewMetrics()
+	}
+	a := &agent{cfg: cfg, log: log, metrics: metrics, hb: telemetry.NewHeartbeat(cfg.HeartbeatFile)}
 	a.metrics.Info.WithLabelValues(Version, o.mode).Set(1)
 	env := &modes.Env{Mode: o.mode, Version: Version, Location: cfg.Location, ReportingPeriods: cfg.ReportingPeriods,
 		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log}
@@ -240,21 +244,11 @@ func (a *agent) waldurClient(cfg *config.Config, off config.Offering, o buildOpt
 	return c, nil
 }
 
-// run serves the health listener (when configured), tells systemd it is ready, and cycles until
-// ctx is cancelled.
+// run cycles until ctx is cancelled.
 func (a *agent) run(ctx context.Context) error {
-	if addr := a.cfg.ListenAddress; addr != "" {
-		bound, err := telemetry.Serve(ctx, addr, a.metrics, telemetry.Health{Live: a.live, Ready: a.ready}, a.log)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", addr, err)
-		}
-		a.log.Info("serving metrics and health", zap.String("address", bound.String()))
-	}
-	_, _ = daemon.SdNotify(false, daemon.SdNotifyReady)
 	a.log.Info("agent started", zap.String("version", Version), zap.Int("offerings", len(a.runner.Units)),
 		zap.Duration("period", a.runner.Period))
 	err := a.runner.Run(ctx)
-	_, _ = daemon.SdNotify(false, daemon.SdNotifyStopping)
 	a.log.Info("agent stopped")
 	return err
 }

@@ -39,7 +39,7 @@ type Offering struct {
 	MembershipBackend string
 	ReportingBackend  string
 
-	BackendSettings map[string]any
+	BackendSettings backends.Settings
 	Components      backends.Components
 
 	StompEnabled               bool

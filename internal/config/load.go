@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,6 +36,11 @@ type Options struct {
 	Environ func() []string
 	// Overrides are top-level keys set from command-line flags; they win over everything.
 	Overrides map[string]any
+	// Resolver builds the resolver for vault: references from the top-level vault section.
+	// Without it, a file containing references is refused.
+	Resolver NewResolver
+	// Context bounds secret resolution (default: 30 s).
+	Context context.Context
 }
 
 // Load reads, merges and validates the configuration file at path. Warnings name keys that are
@@ -80,7 +86,18 @@ func Parse(path string, data []byte, opts Options) (*Config, []string, error) {
 			return nil, nil, &Error{Path: path, Problem: "flags: " + err.Error()}
 		}
 	}
-	cfg, warnings, cerr := build(k.Raw())
+	raw := k.Raw()
+	ctx := opts.Context
+	if ctx == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+	}
+	if rerr := resolveRefs(ctx, raw, opts.Resolver); rerr != nil {
+		rerr.Path = path
+		return nil, nil, rerr
+	}
+	cfg, warnings, cerr := build(raw)
 	if cerr != nil {
 		cerr.Path = path
 		return nil, warnings, cerr
@@ -101,6 +118,7 @@ func build(raw map[string]any) (*Config, []string, *Error) {
 		Concurrency:               r.integer("concurrency", 8),
 	}
 	var warnings []string
+	r.get("vault") // the secrets backend's own section, read by its resolver
 	warnings = append(warnings, ignoredTopLevel(r)...)
 	validateTop(r, cfg)
 	list := r.list("offerings")

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -28,7 +29,7 @@ func parseOffering(i int, m map[string]any) (Offering, []string, *Error) {
 	}
 	o.StompMembershipSyncEnabled = r.optBool("stomp_membership_sync_enabled")
 	if o.BackendSettings == nil {
-		o.BackendSettings = map[string]any{}
+		o.BackendSettings = backends.Settings{}
 	}
 	if o.Name == "" {
 		r.fail("name", "is required")

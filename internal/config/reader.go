@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/waldur/site-agent/internal/backends"
 )
 
 // reader reads typed values out of one YAML mapping, remembering which keys it consumed (so the
@@ -163,6 +165,8 @@ func (r *reader) unknown() []string {
 func asMap(v any) (map[string]any, bool) {
 	switch t := v.(type) {
 	case map[string]any:
+		return t, true
+	case backends.Settings:
 		return t, true
 	case map[any]any:
 		out := make(map[string]any, len(t))

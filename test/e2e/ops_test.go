@@ -267,3 +267,34 @@ func writeFile(t *testing.T, p, s string) {
 		t.Fatal(err)
 	}
 }
+
+func TestSIGHUPReloadsConfigAndKeepsRunningOnBadConfig(t *testing.T) {
+	e := newEnv(t, waldursim.Options{})
+	p := e.start("-m", "order_process", "-c", e.config, "--period", "200ms")
+	waitFor(t, 20*time.Second, "first cycle", func() bool { return e.sim.Calls()["marketplace_orders_list"] > 0 })
+
+	// An invalid file: the agent logs the problem and keeps working with the old one.
+	good := readFile(t, e.config)
+	writeFile(t, e.config, strings.Replace(good, "accounting_type: usage", "accounting_type: sometimes", 1))
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "reload failure logged", func() bool { return strings.Contains(p.out.String(), "reload failed") })
+	first := e.world.CreateOrder("before-reload", map[string]float64{"cpu": 100})
+	waitFor(t, 20*time.Second, "order done with the old configuration", func() bool {
+		o, _ := e.sim.Order(first.UUID)
+		return o.State == waldursim.OrderDone
+	})
+
+	// A valid new file takes effect: the site now caps CPU at 10.
+	e.writeConfig("state_file: "+e.state, "max_limits: {cpu: 10}")
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "reload", func() bool { return strings.Contains(p.out.String(), "configuration reloaded") })
+	second := e.world.CreateOrder("after-reload", map[string]float64{"cpu": 100})
+	waitFor(t, 20*time.Second, "order rejected under the new configuration", func() bool {
+		o, _ := e.sim.Order(second.UUID)
+		return o.State == waldursim.OrderRejected
+	})
+}
