@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,6 +18,16 @@ type Params struct {
 	// DryRun asks the backend to perform no writes. Decorators enforce it as well, so a backend
 	// only needs to look at it if it writes during construction.
 	DryRun bool
+	// Secrets stores credentials the backend creates (e.g. a tenant user's password); nil when
+	// the configuration has no secrets store (vault section).
+	Secrets SecretStore
+}
+
+// SecretStore keeps credentials out of Waldur and logs. Paths are "<mount>/<path>".
+type SecretStore interface {
+	Put(ctx context.Context, path string, data map[string]string) error
+	Get(ctx context.Context, path string) (map[string]string, error) // ErrNotFound when absent
+	Delete(ctx context.Context, path string) error                     // absent is not an error
 }
 
 // Backend is any value implementing one or more role interfaces.

@@ -17,6 +17,9 @@ type Config struct {
 	ExposeBackendErrorDetails bool
 	GlobalProxy               string
 
+	// Vault is the raw top-level vault section (address, auth …), read by the secrets store.
+	Vault map[string]any
+
 	// Go-native extras.
 	ListenAddress string        // metrics/health listener; empty = off
 	HeartbeatFile string        // liveness file touched by the runner

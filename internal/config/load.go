@@ -118,7 +118,9 @@ func build(raw map[string]any) (*Config, []string, *Error) {
 		Concurrency:               r.integer("concurrency", 8),
 	}
 	var warnings []string
-	r.get("vault") // the secrets backend's own section, read by its resolver
+	if v, ok := r.get("vault"); ok { // the secrets store's own section, read by its resolver
+		cfg.Vault, _ = asMap(v)
+	}
 	warnings = append(warnings, ignoredTopLevel(r)...)
 	validateTop(r, cfg)
 	list := r.list("offerings")
