@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Stops what scripts/openstack/up.sh started: the five API processes (by the
+# pidfiles in the state dir) and PostgreSQL if up.sh was the one that started
+# it and nobody else is connected. Packages stay installed.
+#   --purge   also drops the OpenStack databases and role, and deletes the
+#             state dir (the next up.sh starts from a clean slate).
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+purge=false
+case ${1:-} in
+--purge) purge=true ;;
+"") ;;
+*) die "usage: $0 [--purge]" ;;
+esac
+
+[ "$(id -u)" = 0 ] || die "run as root"
+[ -d "$STATE" ] || { log "nothing to stop: $STATE does not exist"; exit 0; }
+exec 9>"$STATE/.lock"
+flock -w 600 9 || die "another up.sh/down.sh holds $STATE/.lock"
+
+stop_all neutron cinder nova placement keystone
+rm -f "$STATE/env"
+
+other_clients() {
+	local ours
+	# shellcheck disable=SC2086 # one quoted name per database
+	ours=$(printf "'%s'," $DATABASES)
+	psql_admin -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'
+		AND pid <> pg_backend_pid() AND coalesce(datname, '') NOT IN (${ours%,})"
+}
+
+if $purge && pg_online; then
+	for d in $DATABASES; do
+		psql_admin -c "DROP DATABASE IF EXISTS $d WITH (FORCE)"
+	done
+	psql_admin -c "DROP ROLE IF EXISTS $DB_ROLE"
+	log "dropped databases ($DATABASES) and role $DB_ROLE"
+fi
+
+mark="$STATE/run/postgres.started-by-up"
+if [ -e "$mark" ] && pg_online; then
+	if [ "$(other_clients)" = 0 ]; then
+		pg_ctlcluster --skip-systemctl-redirect 15 main stop
+		log "stopped PostgreSQL 15/main (up.sh had started it)"
+	else
+		log "left PostgreSQL running: other clients are connected"
+	fi
+fi
+rm -f "$mark"
+
+if $purge; then
+	exec 9>&-
+	rm -rf "$STATE"
+	log "removed $STATE"
+fi
+log "down"
