@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,8 +27,13 @@ func demoCmd(ctx context.Context, args []string, io IO) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(io.Stderr)
 	verbose := fs.Bool("v", false, "also print the agent's JSON log")
+	serve := fs.String("serve", "", "instead of the scripted demo, serve the seeded Waldur simulator on this address (e.g. 127.0.0.1:8080) until interrupted")
+	orders := fs.Int("orders", 5, "with --serve: Create orders to seed")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
+	}
+	if *serve != "" {
+		return serveSimulator(ctx, *serve, *orders, io)
 	}
 	d, err := startDemo(io.Stdout, *verbose)
 	if err != nil {
@@ -50,6 +57,49 @@ type demo struct {
 	backend *inmemory.Backend
 	log     *zap.Logger
 	start   time.Time
+}
+
+// serveSimulator runs the seeded simulator standalone and writes an agent configuration for it,
+// so the real agent can be pointed at it by hand.
+func serveSimulator(ctx context.Context, addr string, orders int, io IO) int {
+	sim := waldursim.New(waldursim.Options{Token: scenario.Token, Latency: time.Millisecond})
+	w := scenario.New(sim, scenario.Options{Users: 3})
+	for i := 0; i < orders; i++ {
+		w.CreateOrder(fmt.Sprintf("resource-%02d", i+1), map[string]float64{"cpu": float64(2 * (i + 1)), "ram": float64(8 * (i + 1))})
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(io.Stderr, "demo:", err)
+		return ExitFailure
+	}
+	url := "http://" + l.Addr().String()
+	cfgPath := filepath.Join(os.TempDir(), "site-agent-demo.yaml")
+	text := w.Config(url, "state_file: "+filepath.Join(os.TempDir(), "site-agent-demo-backend.json"), "usage_fraction: 0.5", "per_user_usage: true")
+	if err := os.WriteFile(cfgPath, []byte(text), 0o600); err != nil {
+		fmt.Fprintln(io.Stderr, "demo:", err)
+		return ExitFailure
+	}
+	fmt.Fprintf(io.Stdout, "Waldur simulator on %s with %d pending orders (token %s).\nTry, in another terminal:\n"+
+		"  site-agent -m order_process -c %s --period 10s\n  site-agent -m membership_sync -c %s --once\n  site-agent -m report -c %s --once\n"+
+		"Every request is checked against Waldur's contract; violations are printed here.\n", url, orders, scenario.Token, cfgPath, cfgPath, cfgPath)
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	seen := 0
+	for {
+		select {
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			fmt.Fprintf(io.Stdout, "served %d requests, %d contract violations\n", sim.TotalCalls(), len(sim.Violations()))
+			return ExitOK
+		case <-time.After(500 * time.Millisecond):
+			for _, v := range sim.Violations()[seen:] {
+				fmt.Fprintln(io.Stdout, "contract violation:", v)
+				seen++
+			}
+		}
+	}
 }
 
 func startDemo(out io.Writer, verbose bool) (*demo, error) {

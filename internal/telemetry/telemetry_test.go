@@ -1,0 +1,84 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+func TestHeartbeatFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hb")
+	hb := NewHeartbeat(path)
+	if err := CheckFile(path, time.Minute, time.Now()); err == nil {
+		t.Fatal("missing file should be unhealthy")
+	}
+	hb.Touch()
+	if err := CheckFile(path, time.Minute, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), ".") {
+		t.Fatalf("content should be an epoch float like the incumbent's, got %q", data)
+	}
+	if err := CheckFile(path, time.Minute, time.Now().Add(2*time.Minute)); err == nil || !strings.Contains(err.Error(), "old") {
+		t.Fatalf("stale heartbeat: %v", err)
+	}
+	NewHeartbeat("").Touch() // disabled: no file, no panic
+}
+
+func TestServeProbesAndMetrics(t *testing.T) {
+	m := NewMetrics()
+	m.Orders.WithLabelValues("HPC", "Create", "done").Inc()
+	ready := errors.New("no successful cycle yet")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := Serve(ctx, "127.0.0.1:0", m, Health{Live: func() error { return nil }, Ready: func() error { return ready }}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + addr.String()
+	check := func(path string, code int, body string) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != code || !strings.Contains(string(b), body) {
+			t.Fatalf("%s = %d %q", path, resp.StatusCode, b)
+		}
+	}
+	check("/healthz", 200, "ok")
+	check("/readyz", 503, "no successful cycle yet")
+	ready = nil
+	check("/readyz", 200, "ok")
+	check("/metrics", 200, `site_agent_orders_total{offering="HPC",result="done",type="Create"} 1`)
+	check("/metrics", 200, "go_goroutines")
+}
+
+func TestLoggerWritesJSON(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := NewLogger(&buf, "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Debug("hidden")
+	log.Info("order finished", zap.String("order", "o1"))
+	out := buf.String()
+	if strings.Contains(out, "hidden") || !strings.Contains(out, `"event":"order finished"`) || !strings.Contains(out, `"order":"o1"`) {
+		t.Fatalf("log output %q", out)
+	}
+	if _, err := NewLogger(&buf, "loud"); err == nil {
+		t.Fatal("bad level accepted")
+	}
+}
