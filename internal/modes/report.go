@@ -92,6 +92,10 @@ func (m *Report) reportPeriod(ctx context.Context, u *Unit, rep backends.UsageRe
 	for i, r := range resources {
 		domain[i] = toBackend(r, u.Components())
 	}
+	if !usage.Started(p, m.Env.now()) {
+		u.Log.Info("waldur's billing month has not begun yet (it runs on UTC); reporting later", zap.Stringer("period", p))
+		return nil
+	}
 	before := backends.PeriodOf(m.Env.now().In(m.Env.Location))
 	measured, err := rep.Usage(ctx, domain, p, current)
 	if err != nil {
@@ -109,7 +113,7 @@ func (m *Report) reportPeriod(ctx context.Context, u *Unit, rep backends.UsageRe
 	if err != nil {
 		return fmt.Errorf("list usages for %s: %w", bp, err)
 	}
-	run := &periodRun{m: m, u: u, period: p, current: current, date: usage.ReportDate(p, m.Env.Location),
+	run := &periodRun{m: m, u: u, period: p, current: current, date: usage.ReportDate(p),
 		existing: map[string][]wc.ComponentUsage{}, known: known}
 	for _, rec := range records {
 		key := hex(rec.ResourceUUID)

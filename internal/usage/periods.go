@@ -23,8 +23,17 @@ func BillingPeriod(p backends.Period) string {
 	return p.Start(time.UTC).Format("2006-01-02")
 }
 
-// ReportDate is the timestamp sent with set_usage: the first instant of the period in the
-// configured zone, with its offset (as the incumbent sends it, for the current month too).
-func ReportDate(p backends.Period, loc *time.Location) string {
-	return p.Start(loc).Format(time.RFC3339)
+// ReportDate is the timestamp sent with set_usage: the first instant of the period in UTC.
+// Waldur books usage into the billing month of this instant in its own zone (UTC) and refuses
+// future dates. The incumbent sent the month start in the configured zone with its offset,
+// which for a site east of UTC is the last evening of the previous UTC month: the report
+// landed in the wrong month, or was refused as backfilling.
+func ReportDate(p backends.Period) string {
+	return p.Start(time.UTC).Format(time.RFC3339)
+}
+
+// Started reports whether Waldur's billing month for p has begun at now (a site east of UTC
+// enters a month before Waldur does).
+func Started(p backends.Period, now time.Time) bool {
+	return !now.Before(p.Start(time.UTC))
 }
