@@ -217,3 +217,39 @@ func TestReportDateUsesConfiguredTimezone(t *testing.T) {
 		t.Fatalf("usages %+v, want the April period", us)
 	}
 }
+
+func TestServiceAndCourseAccountsJoinMembership(t *testing.T) {
+	f := newFlow(t, waldursim.Options{}, inmemory.Settings{})
+	o := f.world.CreateOrder("shared", map[string]float64{"cpu": 1})
+	f.run(&Orders{Env: f.env})
+	p := f.world.Project.UUID
+	f.sim.AddServiceAccount(waldursim.ServiceAccount{ProjectUUID: p, Username: "svc-ci", State: "OK"})
+	f.sim.AddServiceAccount(waldursim.ServiceAccount{ProjectUUID: p, Username: "svc-old", State: "Closed"})
+	f.sim.AddCourseAccount(waldursim.CourseAccount{ProjectUUID: p, Username: "course-x", State: "Erred"})
+	res, _ := f.sim.Resource(f.order(o.UUID).ResourceUUID)
+	for _, name := range []string{"svc-old", "course-x"} { // present on the backend already
+		if err := f.be.AddMembers(context.Background(), backends.Resource{BackendID: res.BackendID}, []backends.Member{{Username: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.run(&Membership{Env: f.env})
+	objs, _ := f.be.Objects()
+	got := strings.Join(objs[0].Members, ",")
+	if got != "course-x,phys_alice,phys_bob,svc-ci" {
+		t.Fatalf("members %s: OK accounts added, Closed removed, Erred left alone", got)
+	}
+	// Account listing fails: nobody is removed this pass.
+	f.sim.SetFaults(waldursim.Faults{Rate: 1, Operations: []string{"marketplace_provider_offerings_list_project_service_accounts_list"}})
+	f.sim.RemoveProjectMember(p, f.world.Users[0].UUID)
+	f.run(&Membership{Env: f.env})
+	objs, _ = f.be.Objects()
+	if got := strings.Join(objs[0].Members, ","); !strings.Contains(got, "phys_alice") {
+		t.Fatalf("members %s: removals must wait while the account lists are unknown", got)
+	}
+	f.sim.SetFaults(waldursim.Faults{})
+	f.run(&Membership{Env: f.env})
+	objs, _ = f.be.Objects()
+	if got := strings.Join(objs[0].Members, ","); strings.Contains(got, "phys_alice") {
+		t.Fatalf("members %s: alice left the project", got)
+	}
+}

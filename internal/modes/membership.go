@@ -32,6 +32,10 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 		return fmt.Errorf("list resources: %w", err)
 	}
 	teams := newTeamCache(u.Waldur)
+	var accs accounts
+	if u.Backend.Members != nil && hasBackendIDs(resources) {
+		accs = fetchAccounts(ctx, u)
+	}
 	var failed sync.Map
 	forEach(ctx, m.Env.Concurrency, resources, func(r wc.Resource) {
 		if r.Malformed != "" {
@@ -43,7 +47,7 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 			return
 		}
 		m.Env.touch()
-		if err := m.syncResource(ctx, u, teams, r); err != nil {
+		if err := m.syncResource(ctx, u, teams, accs, r); err != nil {
 			failed.Store(r.UUID, err)
 			m.fail(ctx, u, r, err)
 		}
@@ -56,7 +60,7 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 	return nil
 }
 
-func (m *Membership) syncResource(ctx context.Context, u *Unit, teams *teamCache, r wc.Resource) error {
+func (m *Membership) syncResource(ctx context.Context, u *Unit, teams *teamCache, accs accounts, r wc.Resource) error {
 	res := toBackend(r, u.Components())
 	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
 	if rec := u.Backend.Reconciler; rec != nil {
@@ -69,7 +73,11 @@ func (m *Membership) syncResource(ctx context.Context, u *Unit, teams *teamCache
 		if err != nil {
 			return err
 		}
-		if err := m.syncMembers(ctx, u, log, mm, res, desiredMembers(team, r.RestrictMemberAccess)); err != nil {
+		desired, keep := accs.apply(r.ProjectUUID, desiredMembers(team, r.RestrictMemberAccess), r.RestrictMemberAccess)
+		if !accs.complete {
+			keep = nil // removals are unsafe when the account lists are unknown
+		}
+		if err := m.syncMembers(ctx, u, log, mm, res, desired, keep, accs.complete); err != nil {
 			return err
 		}
 	}
@@ -91,12 +99,13 @@ func (m *Membership) syncResource(ctx context.Context, u *Unit, teams *teamCache
 }
 
 func (m *Membership) syncMembers(ctx context.Context, u *Unit, log *zap.Logger, mm backends.MembershipManager,
-	res backends.Resource, desired []backends.Member) error {
+	res backends.Resource, desired []backends.Member, keep map[string]bool, mayRemove bool) error {
 	current, err := mm.Members(ctx, res)
 	if err != nil {
 		return fmt.Errorf("list backend members: %w", err)
 	}
 	add, remove := memberDiff(desired, current)
+	remove = keepOut(remove, keep, mayRemove)
 	if len(add) > 0 {
 		if err := mm.AddMembers(ctx, res, add); err != nil {
 			return fmt.Errorf("add members: %w", err)
@@ -183,6 +192,29 @@ func (m *Membership) fail(ctx context.Context, u *Unit, r wc.Resource, err error
 	if serr := u.Waldur.SetResourceErred(ctx, r.UUID, m.Env.publicError(err), ""); serr != nil {
 		log.Warn("could not mark resource erred", zap.Error(serr))
 	}
+}
+
+// keepOut drops usernames that must stay (or all, when removals are unsafe this pass).
+func keepOut(remove []string, keep map[string]bool, mayRemove bool) []string {
+	if !mayRemove {
+		return nil
+	}
+	out := remove[:0]
+	for _, u := range remove {
+		if !keep[u] {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func hasBackendIDs(rs []wc.Resource) bool {
+	for _, r := range rs {
+		if r.BackendID != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func usernames(ms []backends.Member) []string {

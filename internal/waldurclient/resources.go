@@ -103,3 +103,22 @@ func (c *Client) CheckUniqueBackendID(ctx context.Context, offeringUUID, backend
 	}
 	return out.IsUnique, err
 }
+
+// Account is a project service account or course account (the agent never reads their tokens).
+type Account struct {
+	UUID        string `json:"uuid"`
+	ProjectUUID string `json:"project_uuid"`
+	Username    string `json:"username"`
+	State       string `json:"state"`
+	Email       string `json:"email"`
+}
+
+// ListServiceAccounts lists the project service accounts of the offering's projects, all pages.
+func (c *Client) ListServiceAccounts(ctx context.Context, offeringUUID string) ([]Account, error) {
+	return listAll[Account](ctx, c, "/api/marketplace-provider-offerings/{uuid}/list_project_service_accounts/", offeringUUID, nil)
+}
+
+// ListCourseAccounts lists the course accounts of the offering's projects, all pages.
+func (c *Client) ListCourseAccounts(ctx context.Context, offeringUUID string) ([]Account, error) {
+	return listAll[Account](ctx, c, "/api/marketplace-provider-offerings/{uuid}/list_course_accounts/", offeringUUID, nil)
+}
