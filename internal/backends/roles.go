@@ -32,6 +32,13 @@ type UsageReporter interface {
 	Usage(ctx context.Context, resources []Resource, period Period, current bool) (map[string]Usage, error)
 }
 
+// GaugeUsage is implemented by usage reporters whose figures are current allocations (they can
+// go down within a month, e.g. the quota used by running pods) rather than running totals; the
+// report mode then does not treat a decrease as an anomaly.
+type GaugeUsage interface {
+	UsageIsGauge() bool
+}
+
 // Pinger is implemented by backends that can check they are reachable; a failing ping skips the
 // offering's order cycle (the orders stay untouched).
 type Pinger interface {

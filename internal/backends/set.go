@@ -17,6 +17,8 @@ type Set struct {
 	Metadata    MetadataReader
 	Evaluator   OrderEvaluator
 	Closer      Closer
+	// UsageIsGauge: reported usage can legitimately decrease (see GaugeUsage).
+	UsageIsGauge bool
 }
 
 // RolesOf collects the roles b implements.
@@ -33,5 +35,8 @@ func RolesOf(name string, b Backend) Set {
 	s.Metadata, _ = b.(MetadataReader)
 	s.Evaluator, _ = b.(OrderEvaluator)
 	s.Closer, _ = b.(Closer)
+	if g, ok := b.(GaugeUsage); ok {
+		s.UsageIsGauge = g.UsageIsGauge()
+	}
 	return s
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/inmemory"
+	"github.com/waldur/site-agent/internal/backends/rancher"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/telemetry"
@@ -24,6 +25,7 @@ import (
 func registry() *backends.Registry {
 	r := backends.NewRegistry()
 	r.Register("inmemory", inmemory.New)
+	r.Register("rancher", rancher.New)
 	return r
 }
 

@@ -253,3 +253,57 @@ func TestServiceAndCourseAccountsJoinMembership(t *testing.T) {
 		t.Fatalf("members %s: alice left the project", got)
 	}
 }
+
+// gauge reports falling usage, as a current-allocation backend does.
+type gauge struct {
+	fixedUsage
+	amount float64
+}
+
+func (g gauge) Usage(context.Context, []backends.Resource, backends.Period, bool) (map[string]backends.Usage, error) {
+	return map[string]backends.Usage{g.id: {Total: backends.Quantities{"storage": g.amount}}}, nil
+}
+
+func TestGaugeUsageMayDecrease(t *testing.T) {
+	f := newFlow(t, waldursim.Options{}, inmemory.Settings{})
+	o := f.world.CreateOrder("gauge", map[string]float64{"cpu": 1})
+	f.run(&Orders{Env: f.env})
+	res, _ := f.sim.Resource(f.order(o.UUID).ResourceUUID)
+	f.env.ReportingPeriods = 1
+	report := func(amount float64, isGauge bool) float64 {
+		f.unit.Backend.Usage = gauge{fixedUsage{id: res.BackendID}, amount}
+		f.unit.Backend.UsageIsGauge = isGauge
+		f.run(&Report{Env: f.env})
+		return f.sim.ComponentUsages(res.UUID)[0].Amount
+	}
+	if got := report(8, false); got != 8 {
+		t.Fatalf("first report %v", got)
+	}
+	if got := report(3, false); got != 8 {
+		t.Fatalf("a running total must not decrease: %v", got)
+	}
+	if got := report(3, true); got != 3 {
+		t.Fatalf("a gauge may decrease: %v", got)
+	}
+}
+
+func TestRecreateUnderNewIDIsRecorded(t *testing.T) {
+	f := newFlow(t, waldursim.Options{}, inmemory.Settings{})
+	res := f.sim.AddResource(waldursim.Resource{Name: "moved", OfferingUUID: f.world.Offering.UUID, ProjectUUID: f.world.Project.UUID,
+		BackendID: "old-id", State: waldursim.ResourceOK})
+	f.unit.Backend.Provisioner = renaming{f.unit.Backend.Provisioner}
+	o := f.sim.AddOrder(waldursim.Order{Type: waldursim.OrderRestore, ResourceUUID: res.UUID})
+	f.run(&Orders{Env: f.env})
+	got, _ := f.sim.Resource(res.UUID)
+	if f.order(o.UUID).State != waldursim.OrderDone || got.BackendID != "new-id" {
+		t.Fatalf("order %s, backend id %q", f.order(o.UUID).State, got.BackendID)
+	}
+}
+
+// renaming is a provisioner whose upstream assigns ids (like Rancher's project ids).
+type renaming struct{ backends.Provisioner }
+
+func (r renaming) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
+	req.Name = "new-id"
+	return r.Provisioner.Create(ctx, req)
+}

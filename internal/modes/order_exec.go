@@ -50,8 +50,17 @@ func (m *Orders) create(ctx context.Context, u *Unit, log *zap.Logger, teams *te
 			return err
 		}
 		log.Info("re-creating missing resource with its recorded backend id", zap.String("backend_id", res.BackendID))
-		_, err = prov.Create(ctx, backends.CreateRequest{Resource: res, Name: res.BackendID})
-		return err
+		info, err := prov.Create(ctx, backends.CreateRequest{Resource: res, Name: res.BackendID})
+		if err != nil {
+			return err
+		}
+		if info.BackendID != "" && info.BackendID != res.BackendID { // upstream assigned a new id
+			if err := u.Waldur.SetResourceBackendID(ctx, wr.UUID, info.BackendID); err != nil {
+				return fmt.Errorf("record new backend id: %w", err)
+			}
+			log.Info("resource re-created under a new backend id", zap.String("backend_id", info.BackendID))
+		}
+		return nil
 	}
 	members, err := teamMembers(ctx, u, teams, wr)
 	if err != nil {

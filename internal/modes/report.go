@@ -144,7 +144,7 @@ func (run *periodRun) resource(ctx context.Context, r wc.Resource, got backends.
 	log := u.Log.With(zap.String("resource", r.UUID), zap.Stringer("period", run.period))
 	total := usage.UsageToWaldur(got.Total, u.Components())
 	existing := run.existing[hex(r.UUID)]
-	items, verdict, dropped, reason := planUsage(total, existing, run.known, m.AllowDecrease)
+	items, verdict, dropped, reason := planUsage(total, existing, run.known, m.AllowDecrease || u.Backend.UsageIsGauge)
 	if len(dropped) > 0 {
 		log.Warn("usage of components the offering does not have was not reported", zap.Strings("components", dropped))
 	}

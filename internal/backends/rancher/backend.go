@@ -1,0 +1,108 @@
+package rancher
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/backends/keycloak"
+)
+
+// directory is what the backend needs from Keycloak; *keycloak.Client implements it.
+type directory interface {
+	Ping(ctx context.Context) error
+	CheckRights(ctx context.Context) error
+	EnsureGroup(ctx context.Context, parent, parentDesc, child, childDesc string) (string, error)
+	FindChildGroup(ctx context.Context, parent, child string) (string, bool, error)
+	FindUser(ctx context.Context, ident string, byID bool) (keycloak.User, bool, error)
+	Members(ctx context.Context, groupID string) ([]keycloak.User, error)
+	AddMember(ctx context.Context, userID, groupID string) error
+	RemoveMember(ctx context.Context, userID, groupID string) error
+	DeleteGroup(ctx context.Context, groupID string) error
+	DeleteParentIfEmpty(ctx context.Context, parent string) (bool, error)
+	Close() error
+}
+
+// Backend is the rancher backend without Keycloak: projects, namespaces, quotas and usage. It
+// has no membership role (access is granted through Keycloak groups only).
+type Backend struct {
+	cfg   *config
+	comps backends.Components
+	log   *zap.Logger
+	v3    *v3Client
+	kube  *kubeClient
+	kc    directory // nil without Keycloak
+
+	// invTTL bounds how long one cluster-wide listing serves Reconcile, Limits and Metadata
+	// (one listing per membership pass instead of several requests per resource).
+	invTTL time.Duration
+	invMu  sync.Mutex
+	inv    *inventory
+
+	kcMu    sync.Mutex
+	aliases map[string]string       // Keycloak user id → offering username it was matched by (username fallback)
+	missing map[string][]string     // child group name → offering usernames not found in Keycloak
+	snaps   map[string]memberSnap   // child group name → members read during Reconcile
+	byIdent map[string]keycloakUser // offering username → Keycloak user, from the last member read
+}
+
+// WithKeycloak is the rancher backend with keycloak_enabled: it adds membership (Keycloak
+// child-group members) to Backend.
+type WithKeycloak struct{ *Backend }
+
+// Option adjusts a backend (tests).
+type Option func(*Backend)
+
+// WithInventoryTTL sets how long a cluster-wide listing is reused (0 = not at all).
+func WithInventoryTTL(d time.Duration) Option { return func(b *Backend) { b.invTTL = d } }
+
+// New is the registry constructor. It validates the settings and builds the clients; it makes
+// no network calls.
+func New(p backends.Params) (backends.Backend, []string, error) {
+	return NewWithOptions(p, nil)
+}
+
+// NewWithOptions is New with options for Keycloak (e.g. an HTTP client) and the backend.
+func NewWithOptions(p backends.Params, kcOpts []keycloak.Option, opts ...Option) (backends.Backend, []string, error) {
+	cfg, warnings, err := parseSettings(p.Settings, p.Components)
+	if err != nil {
+		return nil, warnings, err
+	}
+	log := p.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	b := &Backend{cfg: cfg, comps: p.Components, log: log, invTTL: 20 * time.Second,
+		aliases: map[string]string{}, missing: map[string][]string{},
+		snaps: map[string]memberSnap{}, byIdent: map[string]keycloakUser{}}
+	rt := newRetryTransport(baseTransport(cfg.verifyTLS), cfg.timeout, defaultRetry, false, log)
+	b.v3 = newV3Client(cfg.baseURL, cfg.accessKey, cfg.secretKey, rt, cfg.timeout)
+	if b.kube, err = newKubeClient(cfg, log); err != nil {
+		return nil, warnings, err
+	}
+	for _, o := range opts {
+		o(b)
+	}
+	if !cfg.keycloak {
+		return b, warnings, nil
+	}
+	kc, err := keycloak.New(keycloak.Config{URL: cfg.kc.URL, Realm: cfg.kc.Realm, UserRealm: cfg.kc.UserRealm,
+		ClientID: cfg.kc.ClientID, Username: cfg.kc.Username, Password: cfg.kc.Password,
+		VerifyTLS: *cfg.kc.SSLVerify, Timeout: cfg.timeout}, log.With(zap.String("upstream", "keycloak")), kcOpts...)
+	if err != nil {
+		return nil, warnings, err
+	}
+	b.kc = kc
+	return &WithKeycloak{Backend: b}, warnings, nil
+}
+
+// Close implements backends.Closer.
+func (b *Backend) Close() error {
+	if b.kc != nil {
+		return b.kc.Close()
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package rancher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/waldur/site-agent/internal/backends"
+)
+
+// Ping implements backends.Pinger: the cluster must exist under the configured id and not be
+// unavailable (orders then wait instead of failing).
+func (b *Backend) Ping(ctx context.Context) error {
+	c, err := b.v3.Cluster(ctx, b.cfg.clusterID)
+	if err != nil {
+		return fmt.Errorf("rancher cluster %s: %w", b.cfg.clusterID, err)
+	}
+	if c.ID != b.cfg.clusterID {
+		return backends.Errorf("rancher answered cluster %q for id %q", c.ID, b.cfg.clusterID)
+	}
+	if c.State == "unavailable" {
+		return fmt.Errorf("rancher cluster %s is unavailable: %w", c.ID, backends.ErrNotReady)
+	}
+	return nil
+}
+
+// Diagnose implements backends.Diagnoser: one line per dependency.
+func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
+	var out []backends.Check
+	add := func(name string, err error, ok string) {
+		if err != nil {
+			out = append(out, backends.Check{Name: name, Detail: err.Error()})
+			return
+		}
+		out = append(out, backends.Check{Name: name, OK: true, Detail: ok})
+	}
+	_, err := b.v3.ops(ctx)
+	add("rancher api", err, b.cfg.baseURL+"/v3 answers and accepts the API key")
+	if err != nil {
+		return out
+	}
+	out = append(out, b.tokenCheck(ctx))
+	c, err := b.v3.Cluster(ctx, b.cfg.clusterID)
+	add("rancher cluster", err, fmt.Sprintf("%s (%s) is %s", c.ID, c.Name, c.State))
+	v, err := b.kube.cs.Discovery().ServerVersion()
+	if err == nil {
+		_, err = b.kube.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1})
+	}
+	add("kubernetes proxy", kubeErr("list namespaces", err), fmt.Sprintf("/k8s/clusters/%s reaches Kubernetes %s", b.cfg.clusterID, versionOf(v)))
+	out = append(out, b.projectsCheck(ctx))
+	keys := make([]string, 0, len(b.cfg.quotaKeys))
+	for _, k := range b.cfg.quotaKeys {
+		keys = append(keys, fmt.Sprintf("%s→%s (%s)", k.Component, k.Key, k.Kind))
+	}
+	detail := strings.Join(keys, ", ")
+	if len(keys) == 0 {
+		detail = "no component maps to a quota key (give components type cpu, ram, storage, gpu or a k8s_resource)"
+	}
+	out = append(out, backends.Check{Name: "quota components", OK: len(keys) > 0, Detail: detail})
+	if b.kc != nil {
+		add("keycloak realm", b.kc.Ping(ctx), fmt.Sprintf("realm %s reachable", b.cfg.kc.Realm))
+		add("keycloak rights", b.kc.CheckRights(ctx), "the service account can manage groups and their members")
+	}
+	return out
+}
+
+func versionOf(v interface{ String() string }) string {
+	if v == nil {
+		return "?"
+	}
+	return v.String()
+}
+
+func (b *Backend) tokenCheck(ctx context.Context) backends.Check {
+	t, err := b.v3.Token(ctx, b.cfg.accessKey)
+	switch {
+	case err != nil && (backends.HasStatus(err, 401)):
+		return backends.Check{Name: "rancher token", Detail: err.Error()}
+	case err != nil:
+		return backends.Check{Name: "rancher token", OK: true, Detail: "valid (details not readable: " + err.Error() + ")"}
+	case t.Expired || (t.Enabled != nil && !*t.Enabled):
+		return backends.Check{Name: "rancher token", Detail: fmt.Sprintf("%s is expired or disabled", t.ID)}
+	}
+	detail := t.ID + " is valid"
+	if t.ExpiresAt != "" {
+		detail += ", expires " + t.ExpiresAt
+		if exp, err := time.Parse(time.RFC3339, t.ExpiresAt); err == nil && time.Until(exp) < 14*24*time.Hour {
+			detail += " (within 14 days: renew it)"
+		}
+	}
+	return backends.Check{Name: "rancher token", OK: true, Detail: detail}
+}
+
+func (b *Backend) projectsCheck(ctx context.Context) backends.Check {
+	ps, err := b.v3.Projects(ctx, b.cfg.clusterID, "")
+	if err != nil {
+		return backends.Check{Name: "managed projects", Detail: err.Error()}
+	}
+	n := 0
+	for _, p := range ps {
+		if p.Annotations[annManaged] == "true" && strings.HasPrefix(p.Name, b.cfg.prefix) {
+			n++
+		}
+	}
+	return backends.Check{Name: "managed projects", OK: true, Detail: fmt.Sprintf("%d of %d projects in the cluster (prefix %q)", n, len(ps), b.cfg.prefix)}
+}
+
+// Evaluate implements backends.OrderEvaluator: orders that could not be carried out are
+// rejected before approval, so nothing is created for them — missing customer or project
+// slugs, a name that is no valid namespace name, limits a quota cannot hold.
+func (b *Backend) Evaluate(_ context.Context, review backends.OrderReview) (backends.Decision, string, error) {
+	res := review.Resource
+	switch review.Type {
+	case "Create":
+		if err := checkSlugs(res); err != nil {
+			return backends.Reject, publicMessage(err), nil
+		}
+		slug := res.Slug
+		if slug == "" {
+			slug = predictSlug(res.Name)
+		}
+		name := projectName(b.cfg.prefix, baseName(backends.Resource{Slug: slug, UUID: res.UUID}))
+		if err := checkNamespaceName(name); err != nil {
+			return backends.Reject, publicMessage(err), nil
+		}
+	case "Update":
+	default:
+		return backends.Accept, "", nil
+	}
+	if _, err := b.cfg.quotaKeys.hard(res.Limits); err != nil {
+		return backends.Reject, publicMessage(err), nil
+	}
+	return backends.Accept, "", nil
+}
+
+func publicMessage(err error) string {
+	var e *backends.Error
+	if errors.As(err, &e) {
+		return e.Msg
+	}
+	return err.Error()
+}

@@ -1,0 +1,16 @@
+// Package rancher is the `rancher` backend: one Waldur resource is one Rancher project in a
+// configured downstream cluster, with a namespace of the same name (pod-security labels plus the
+// offering's namespace_labels, e.g. a GPU pool), a ResourceQuota `custom-resource-quota` built
+// from the resource's limits, and, with Keycloak enabled, an OIDC group bound to the project
+// through a ProjectRoleTemplateBinding. It is a drop-in for the incumbent Python plugin
+// (`backend_type: rancher`, same settings, same object names) that also repairs drift on every
+// membership pass and retries transient upstream failures.
+//
+// Rancher's v3 API is reached through norman's clientbase with the types declared here;
+// Kubernetes objects (namespaces, quotas, pods) through client-go against Rancher's
+// /k8s/clusters/<cluster> proxy with the same API token. Keycloak is reached through the
+// keycloak package. Every call carries Authorization on its own (no login request).
+//
+// It must not talk to Waldur, make network calls in its constructor, or put credentials in
+// errors or logs.
+package rancher

@@ -1,0 +1,215 @@
+package rancher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/waldur/site-agent/internal/backends"
+)
+
+// kubeClient reaches the downstream cluster through Rancher's /k8s/clusters/<id> proxy with
+// the Rancher API token, as kubectl does with a Rancher-generated kubeconfig.
+type kubeClient struct {
+	cs kubernetes.Interface
+}
+
+func newKubeClient(c *config, log *zap.Logger) (*kubeClient, error) {
+	return newKubeClientWith(c, log, defaultRetry)
+}
+
+func newKubeClientWith(c *config, log *zap.Logger, pol retryPolicy) (*kubeClient, error) {
+	rc := &rest.Config{
+		Host:            c.baseURL + "/k8s/clusters/" + c.clusterID,
+		BearerToken:     c.accessKey + ":" + c.secretKey.Reveal(),
+		TLSClientConfig: rest.TLSClientConfig{Insecure: !c.verifyTLS},
+		Timeout:         c.timeout,
+		QPS:             50,
+		Burst:           100,
+		UserAgent:       "site-agent-rancher",
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+			// Kubernetes objects have fixed names, so any request may be repeated: a repeated
+			// create answers 409, which the callers treat as "exists".
+			return newRetryTransport(rt, c.timeout, pol, true, log)
+		},
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client for %s: %w", rc.Host, err)
+	}
+	return &kubeClient{cs: cs}, nil
+}
+
+// kubeErr classifies a client-go error (op is "<verb> <object>"): 404 also matches ErrNotFound;
+// timeouts, throttling, update conflicts, 5xx and network failures are transient.
+func kubeErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	verb, object, _ := strings.Cut(op, " ")
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		st := se.Status()
+		e := &backends.StatusError{Service: "kubernetes", Method: verb, Path: object, Code: int(st.Code), Body: st.Message}
+		switch {
+		case apierrors.IsNotFound(err):
+			return fmt.Errorf("%w (%w)", e, backends.ErrNotFound)
+		case e.Temporary() || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsConflict(err):
+			return backends.Transient(e)
+		}
+		return e
+	}
+	return backends.Transient(fmt.Errorf("kubernetes %s: %w", op, err))
+}
+
+func (k *kubeClient) namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	ns, err := k.cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	return ns, kubeErr("get namespace "+name, err)
+}
+
+func (k *kubeClient) createNamespace(ctx context.Context, ns *corev1.Namespace) (*corev1.Namespace, error) {
+	out, err := k.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil, errExists
+	}
+	return out, kubeErr("create namespace "+ns.Name, err)
+}
+
+func (k *kubeClient) updateNamespace(ctx context.Context, ns *corev1.Namespace) error {
+	_, err := k.cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
+	return kubeErr("update namespace "+ns.Name, err)
+}
+
+func (k *kubeClient) deleteNamespace(ctx context.Context, name string) error {
+	err := k.cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return kubeErr("delete namespace "+name, err)
+}
+
+// projectNamespaces lists every namespace assigned to some Rancher project.
+func (k *kubeClient) projectNamespaces(ctx context.Context) ([]corev1.Namespace, error) {
+	var out []corev1.Namespace
+	err := k.pages(ctx, func(opts metav1.ListOptions) (string, error) {
+		opts.LabelSelector = projectIDKey
+		l, err := k.cs.CoreV1().Namespaces().List(ctx, opts)
+		if err != nil {
+			return "", kubeErr("list namespaces", err)
+		}
+		out = append(out, l.Items...)
+		return l.Continue, nil
+	})
+	return out, err
+}
+
+func (k *kubeClient) quota(ctx context.Context, ns string) (*corev1.ResourceQuota, error) {
+	q, err := k.cs.CoreV1().ResourceQuotas(ns).Get(ctx, quotaName, metav1.GetOptions{})
+	return q, kubeErr("get resourcequota "+ns+"/"+quotaName, err)
+}
+
+func (k *kubeClient) createQuota(ctx context.Context, q *corev1.ResourceQuota) error {
+	_, err := k.cs.CoreV1().ResourceQuotas(q.Namespace).Create(ctx, q, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return errExists
+	}
+	return kubeErr("create resourcequota "+q.Namespace+"/"+q.Name, err)
+}
+
+// setQuotaHard writes spec.hard of q, re-reading and retrying when the quota controller (which
+// writes status) changed the object in between.
+func (k *kubeClient) setQuotaHard(ctx context.Context, q *corev1.ResourceQuota, hard corev1.ResourceList) error {
+	cur := q.DeepCopy()
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cur.Spec.Hard = hard
+		_, err := k.cs.CoreV1().ResourceQuotas(cur.Namespace).Update(ctx, cur, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			fresh, gerr := k.cs.CoreV1().ResourceQuotas(cur.Namespace).Get(ctx, cur.Name, metav1.GetOptions{})
+			if gerr != nil {
+				return gerr
+			}
+			cur = fresh
+		}
+		return err
+	})
+	return kubeErr("update resourcequota "+q.Namespace+"/"+q.Name, err)
+}
+
+// quotas lists ResourceQuotas in all namespaces; name limits them to one name ("" = all).
+func (k *kubeClient) quotas(ctx context.Context, name string) ([]corev1.ResourceQuota, error) {
+	var out []corev1.ResourceQuota
+	err := k.pages(ctx, func(opts metav1.ListOptions) (string, error) {
+		if name != "" {
+			opts.FieldSelector = "metadata.name=" + name
+		}
+		l, err := k.cs.CoreV1().ResourceQuotas("").List(ctx, opts)
+		if err != nil {
+			return "", kubeErr("list resourcequotas", err)
+		}
+		out = append(out, l.Items...)
+		return l.Continue, nil
+	})
+	return out, err
+}
+
+// activePods lists the pods of all namespaces that are not Succeeded or Failed.
+func (k *kubeClient) activePods(ctx context.Context) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	err := k.pages(ctx, func(opts metav1.ListOptions) (string, error) {
+		opts.FieldSelector = "status.phase!=Succeeded,status.phase!=Failed"
+		l, err := k.cs.CoreV1().Pods("").List(ctx, opts)
+		if err != nil {
+			return "", kubeErr("list pods", err)
+		}
+		out = append(out, l.Items...)
+		return l.Continue, nil
+	})
+	return out, err
+}
+
+// claims lists the PersistentVolumeClaims of all namespaces.
+func (k *kubeClient) claims(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
+	var out []corev1.PersistentVolumeClaim
+	err := k.pages(ctx, func(opts metav1.ListOptions) (string, error) {
+		l, err := k.cs.CoreV1().PersistentVolumeClaims("").List(ctx, opts)
+		if err != nil {
+			return "", kubeErr("list persistentvolumeclaims", err)
+		}
+		out = append(out, l.Items...)
+		return l.Continue, nil
+	})
+	return out, err
+}
+
+// pages calls list with Limit/Continue until the server has no more.
+func (k *kubeClient) pages(ctx context.Context, list func(metav1.ListOptions) (string, error)) error {
+	cont := ""
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		next, err := list(metav1.ListOptions{Limit: 500, Continue: cont})
+		if err != nil {
+			return err
+		}
+		if next == "" {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return backends.Transient(fmt.Errorf("kubernetes list did not finish in time"))
+		}
+		cont = next
+	}
+}
+
+// errExists reports a create of an object that already exists.
+var errExists = errors.New("already exists")

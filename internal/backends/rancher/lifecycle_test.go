@@ -1,0 +1,205 @@
+package rancher
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/waldur/site-agent/internal/backends"
+)
+
+// Invalid requests fail with a user-facing error before anything is created.
+func TestCreateRejectsInvalidRequests(t *testing.T) {
+	f := newFixture(t, fixtureOpts{kube: true})
+	be := f.backend(nil)
+	cases := []struct {
+		name string
+		mod  func(*backends.CreateRequest)
+		want string
+	}{
+		{"no customer slug", func(r *backends.CreateRequest) { r.Resource.CustomerSlug = "" }, "unset or missing slug fields"},
+		{"underscore", func(r *backends.CreateRequest) { r.Name = "my_gpus" }, "is not valid"},
+		{"half a gpu", func(r *backends.CreateRequest) { r.Resource.Limits["gpu"] = 0.5 }, "whole number"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := backends.CreateRequest{Resource: f.resource(1), Name: "res-1"}
+			req.Resource.Limits = req.Resource.Limits.Clone()
+			tc.mod(&req)
+			_, err := be.(backends.Provisioner).Create(ctxT(t), req)
+			msg, public := backends.PublicMessage(err)
+			if !public || backends.IsTransient(err) || !strings.Contains(msg, tc.want) {
+				t.Fatalf("want a permanent public error mentioning %q, got %v", tc.want, err)
+			}
+			if n := len(f.rs.Projects()); n != 0 {
+				t.Fatalf("%d projects created for an invalid request", n)
+			}
+		})
+	}
+}
+
+// A name taken by another resource's project, by a project nobody manages, or by a foreign
+// namespace gives ErrDuplicate (the core then tries the next name) and creates nothing.
+func TestCreateRefusesForeignNames(t *testing.T) {
+	f := newFixture(t, fixtureOpts{kube: true})
+	be := f.backend(nil)
+	ctx := ctxT(t)
+	if _, err := f.rs.AddProject(f.cluster, f.prefix+"res-1", map[string]string{annManaged: "true", annResourceUUID: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rs.AddProject(f.cluster, f.prefix+"res-2", nil); err != nil {
+		t.Fatal(err)
+	}
+	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.prefix + "res-3"}}
+	if _, err := f.env.Clientset.CoreV1().Namespaces().Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.env.Clientset.CoreV1().Namespaces().Delete(ctx, foreign.Name, metav1.DeleteOptions{}) })
+	for i := 1; i <= 3; i++ {
+		res := f.resource(i)
+		_, err := be.(backends.Provisioner).Create(ctx, backends.CreateRequest{Resource: res, Name: res.Slug})
+		if !errors.Is(err, backends.ErrDuplicate) {
+			t.Fatalf("%s: want ErrDuplicate, got %v", res.Slug, err)
+		}
+	}
+	if n := len(f.rs.Projects()); n != 2 {
+		t.Fatalf("projects: %d, want only the 2 seeded", n)
+	}
+	// The core's next candidate succeeds.
+	res := f.resource(3)
+	if _, err := be.(backends.Provisioner).Create(ctx, backends.CreateRequest{Resource: res, Name: res.Slug + "-1"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A site migrating from the incumbent: its projects (no waldur/resource_uuid) and namespaces
+// (created through /v3/clusters/<id>/namespaces) are adopted, not duplicated.
+func TestAdoptsIncumbentObjects(t *testing.T) {
+	f := newFixture(t, fixtureOpts{kube: true, keycloak: true})
+	be := f.backend(nil, WithInventoryTTL(0))
+	ctx := ctxT(t)
+	res := f.resource(1)
+	legacy := map[string]string{annOrganization: "cust", annManaged: "true", annProjectSlug: "proj"}
+	p1, err := f.rs.AddProject(f.cluster, f.prefix+"res-1", legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Resource 2 is already recorded in Waldur with the incumbent's project id.
+	p2, err := f.rs.AddProject(f.cluster, f.prefix+"res-2", legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := be.(backends.Provisioner).Create(ctx, backends.CreateRequest{Resource: res, Name: res.Slug})
+	if err != nil || info.BackendID != p1.ID {
+		t.Fatalf("create adopts %s: got %+v %v", p1.ID, info, err)
+	}
+	r2 := f.resource(2)
+	r2.BackendID = p2.ID
+	if err := be.(backends.Reconciler).Reconcile(ctx, r2); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.rs.Projects() {
+		want := map[string]string{annOrganization: "cust", annManaged: "true", annProjectSlug: "proj"}
+		want[annResourceUUID] = map[string]string{p1.ID: res.UUID, p2.ID: r2.UUID}[p.ID]
+		if d := cmp.Diff(want, p.Annotations); d != "" {
+			t.Errorf("%s annotations (-want +got):\n%s", p.ID, d)
+		}
+	}
+	if n := len(f.rs.Projects()); n != 2 {
+		t.Fatalf("%d projects, want 2", n)
+	}
+	ns, err := f.env.Clientset.CoreV1().Namespaces().Get(ctx, f.prefix+"res-2", metav1.GetOptions{})
+	if err != nil || ns.Annotations[projectIDKey] != p2.ID {
+		t.Fatalf("reconcile gives the incumbent's project its namespace: %v %v", ns, err)
+	}
+	res.BackendID = p1.ID
+	for _, r := range []backends.Resource{res, r2} {
+		if err := be.(backends.Provisioner).Delete(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLookupLimitsMetadata(t *testing.T) {
+	f := newFixture(t, fixtureOpts{kube: true, keycloak: true})
+	be := f.backend(nil)
+	res := f.resource(1)
+	res.Limits["pods"] = 20 // not a quota: passed through
+	info, err := be.(backends.Provisioner).Create(ctxT(t), backends.CreateRequest{Resource: res, Name: res.Slug})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.BackendID = info.BackendID
+	want := backends.Quantities{"cpu": 2, "ram": 4, "storage": 10, "gpu": 1, "pods": 20}
+	if d := cmp.Diff(want, info.Limits); d != "" {
+		t.Fatalf("create limits (-want +got):\n%s", d)
+	}
+	got, err := be.(backends.Provisioner).Lookup(ctxT(t), res)
+	if err != nil || !cmp.Equal(want, got.Limits) {
+		t.Fatalf("lookup: %+v %v", got, err)
+	}
+	lim, err := be.(backends.LimitsReader).Limits(ctxT(t), res)
+	if err != nil || !cmp.Equal(want, lim) {
+		t.Fatalf("limits: %v %v", lim, err)
+	}
+	md1, err := be.(backends.MetadataReader).Metadata(ctxT(t), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md2, _ := be.(backends.MetadataReader).Metadata(ctxT(t), res)
+	if !cmp.Equal(md1, md2) || md1["rancher_project_id"] != res.BackendID || md1["keycloak_group"] != "project_proj_workloads-manage" {
+		t.Fatalf("metadata %v / %v", md1, md2)
+	}
+	if q := md1["quota"].(map[string]string); q["limits.memory"] != "4Gi" {
+		t.Fatalf("quota in metadata: %v", q)
+	}
+	if err := be.(backends.Provisioner).Delete(ctxT(t), res); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPingAndDiagnose(t *testing.T) {
+	f := newFixture(t, fixtureOpts{kube: true, keycloak: true})
+	be := f.backend(nil)
+	ctx := ctxT(t)
+	if err := be.(backends.Pinger).Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checks := be.(backends.Diagnoser).Diagnose(ctx)
+	var names []string
+	for _, c := range checks {
+		names = append(names, c.Name)
+		if !c.OK {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+	want := []string{"rancher api", "rancher token", "rancher cluster", "kubernetes proxy", "managed projects", "quota components",
+		"keycloak realm", "keycloak rights"}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Fatalf("checks (-want +got):\n%s", d)
+	}
+	f.rs.SetClusterState(f.cluster, "unavailable")
+	if err := be.(backends.Pinger).Ping(ctx); !errors.Is(err, backends.ErrNotReady) {
+		t.Fatalf("unavailable cluster: %v", err)
+	}
+	bad := f.backend(map[string]any{"password": "wrong-secret", "cluster_id": "c-m-other"})
+	checks = bad.(backends.Diagnoser).Diagnose(ctx)
+	if len(checks) != 1 || checks[0].OK || !strings.Contains(checks[0].Detail, "HTTP 401") || strings.Contains(checks[0].Detail, "wrong-secret") {
+		t.Fatalf("bad key: %+v", checks)
+	}
+	unknown := f.backend(map[string]any{"cluster_id": "c-m-other"})
+	if err := unknown.(backends.Pinger).Ping(ctx); !errors.Is(err, backends.ErrNotFound) {
+		t.Fatalf("unknown cluster: %v", err)
+	}
+	f.kc.SetAdminRoles("query-users") // may list users, not groups
+	f.rs.SetClusterState(f.cluster, "active")
+	for _, c := range f.backend(nil).(backends.Diagnoser).Diagnose(ctx) {
+		if c.Name == "keycloak rights" && c.OK {
+			t.Fatalf("query-users cannot manage groups, yet: %+v", c)
+		}
+	}
+}

@@ -1,0 +1,31 @@
+// Package ranchersim is a strict, stateful simulator of the part of Rancher's v3 API that the
+// rancher backend uses, in front of a real Kubernetes API server (from kubeenv in tests):
+//
+//   - GET /v3 (with the X-API-Schemas header) and /v3/schemas, which norman's clientbase reads;
+//   - clusters by id (and list), the caller's own token (/v3/tokens/<access key>);
+//   - projects: list with filters (clusterId, name, id, …), limit=-1 or pages with
+//     pagination.next, create, get, update (PUT), delete — deleting a project deletes its
+//     namespaces on the cluster and its role template bindings, as Rancher does;
+//   - projectroletemplatebindings: list with filters (roleTemplateId, projectId,
+//     groupPrincipalId, …), create, get, delete;
+//   - /v3/clusters/<id>/namespaces: read and written through to the Kubernetes API server;
+//   - /k8s/clusters/<id>/…: a reverse proxy to the Kubernetes API server, authenticated with
+//     the Rancher token and forwarded with the server's admin token, 404 for unknown clusters.
+//
+// Authentication is what Rancher accepts for API keys: "Authorization: Bearer <access>:<secret>"
+// or HTTP Basic with the same pair, on every request; anything else is 401.
+//
+// Strictness: unknown paths are 404 and wrong methods 405 (norman's error bodies); malformed
+// JSON is 422 InvalidBodyContent, missing required fields 422 MissingRequired, wrong field
+// types 422 InvalidFormat, references to unknown clusters, projects or role templates 422
+// InvalidReference. Like norman, unknown body fields and unknown list filters are ignored, but
+// they are recorded (Violations) so tests catch typos. Duplicate project names are accepted,
+// as Rancher does, so tests can prove the client never makes two.
+//
+// Faults (HTTP 500/502/503/429 with Retry-After: 0, connection reset, lost response after the
+// request was applied) are injected deterministically from a seed, per operation, after
+// authentication; calls are counted per operation.
+//
+// It is test and demo support: product code must not import it, and it must not read anything
+// outside the package.
+package ranchersim

@@ -1,0 +1,94 @@
+package ranchersim
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/waldur/site-agent/internal/testenv/kubeenv"
+)
+
+// The simulator in front of a real kube-apiserver: client-go through /k8s/clusters/<id>, the
+// v3 namespaces read through, and project deletion cascading to namespaces.
+func TestKubernetesBehindTheSimulator(t *testing.T) {
+	env := kubeenv.Shared(t)
+	s := New(Options{Clusters: []string{"c-m-kube0001"}, Upstream: &Upstream{Host: env.Host, Token: env.Token, CAData: env.CAData}})
+	srv := httptest.NewTLSServer(s)
+	t.Cleanup(srv.Close)
+	c := &client{t: t, base: srv.URL, auth: "Bearer " + s.Token(), hc: srv.Client()}
+	cs := func(token string) *kubernetes.Clientset {
+		out, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL + "/k8s/clusters/c-m-kube0001", BearerToken: token,
+			TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	ctx := t.Context()
+	if _, err := cs(s.Token()).CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		t.Fatalf("client-go through the proxy: %v", err)
+	}
+	if _, err := cs("token-sim01:wrong").CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Fatalf("wrong token: %v", err)
+	}
+
+	get := func(method, path, body string) (int, map[string]any) {
+		t.Helper()
+		code, out, _ := c.do(method, path, body)
+		return code, out
+	}
+	_, p := get("POST", "/v3/projects", `{"name":"kube-p","clusterId":"c-m-kube0001"}`)
+	pid := p["id"].(string)
+	ns := "sim-" + strings.ToLower(strings.SplitN(pid, ":p-", 2)[1])
+	code, body := get("POST", "/v3/clusters/c-m-kube0001/namespaces",
+		`{"type":"namespace","name":"`+ns+`","projectId":"`+pid+`","labels":{"gpu-pool":"a100"}}`)
+	if code != 201 || body["projectId"] != pid {
+		t.Fatalf("create namespace: %d %v", code, body)
+	}
+	n, err := env.Clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil || n.Labels["field.cattle.io/projectId"] != strings.SplitN(pid, ":", 2)[1] || n.Labels["gpu-pool"] != "a100" ||
+		n.Annotations["field.cattle.io/projectId"] != pid {
+		t.Fatalf("namespace on the cluster: %+v %v", n, err)
+	}
+	if code, _ := get("POST", "/v3/clusters/c-m-kube0001/namespaces", `{"name":"`+ns+`"}`); code != 409 {
+		t.Fatalf("duplicate namespace: %d", code)
+	}
+	_, list := get("GET", "/v3/clusters/c-m-kube0001/namespaces?projectId="+pid, "")
+	if d := list["data"].([]any); len(d) != 1 || d[0].(map[string]any)["name"] != ns {
+		t.Fatalf("namespaces of the project: %v", list)
+	}
+	if code, _ := get("DELETE", "/v3/projects/"+pid, ""); code != 200 {
+		t.Fatalf("delete project: %d", code)
+	}
+	waitDeleted(t, env, ns)
+	s.FailNext("k8s.GET", 1, Fault503)
+	if _, err := cs(s.Token()).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); !apierrors.IsServiceUnavailable(err) {
+		t.Fatalf("injected 503 through the proxy: %v", err)
+	}
+	// The unauthenticated request is not counted: faults and counts come after authentication.
+	if calls := s.Calls(); calls["k8s.GET"] != 2 || calls["namespace.create"] != 2 {
+		t.Fatalf("calls %v", calls)
+	}
+}
+
+// waitDeleted waits (bounded) until a namespace is gone or terminating.
+func waitDeleted(t *testing.T, env *kubeenv.Env, ns string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n, err := env.Clientset.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) || (err == nil && n.DeletionTimestamp != nil) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the project's namespace survived its deletion: %+v %v", n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

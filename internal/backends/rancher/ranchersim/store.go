@@ -1,0 +1,155 @@
+package ranchersim
+
+import (
+	"fmt"
+	"maps"
+	"math/rand"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Project is a simulated Rancher project.
+type Project struct {
+	ID          string // <cluster>:p-xxxxx
+	Name        string
+	ClusterID   string
+	Description string
+	Annotations map[string]string
+	Labels      map[string]string
+	Created     time.Time
+}
+
+// Binding is a simulated projectRoleTemplateBinding.
+type Binding struct {
+	ID               string // p-xxxxx:prtb-xxxxx
+	Name             string
+	ProjectID        string
+	RoleTemplateID   string
+	GroupPrincipalID string
+	GroupID          string
+	UserID           string
+	UserPrincipalID  string
+	Created          time.Time
+}
+
+// Cluster is a simulated downstream cluster.
+type Cluster struct {
+	ID, Name, State string
+}
+
+type state struct {
+	projects map[string]*Project
+	bindings map[string]*Binding
+	clusters map[string]*Cluster
+	roles    map[string]bool
+	rng      *rand.Rand
+}
+
+func newState(o Options) *state {
+	st := &state{projects: map[string]*Project{}, bindings: map[string]*Binding{}, clusters: map[string]*Cluster{},
+		roles: map[string]bool{}, rng: rand.New(rand.NewSource(o.Seed))}
+	for _, id := range o.Clusters {
+		st.clusters[id] = &Cluster{ID: id, Name: "cluster-" + strings.TrimPrefix(id, "c-"), State: "active"}
+	}
+	for _, r := range o.RoleTemplates {
+		st.roles[r] = true
+	}
+	return st
+}
+
+const idChars = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// newName returns prefix + 5 random characters not used by taken.
+func (st *state) newName(prefix string, taken func(string) bool) string {
+	for {
+		b := make([]byte, 5)
+		for i := range b {
+			b[i] = idChars[st.rng.Intn(len(idChars))]
+		}
+		if name := prefix + string(b); !taken(name) {
+			return name
+		}
+	}
+}
+
+func (st *state) sortedProjects() []*Project {
+	out := make([]*Project, 0, len(st.projects))
+	for _, p := range st.projects {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (st *state) sortedBindings() []*Binding {
+	out := make([]*Binding, 0, len(st.bindings))
+	for _, b := range st.bindings {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func clone(p *Project) Project {
+	c := *p
+	c.Annotations = maps.Clone(p.Annotations)
+	c.Labels = maps.Clone(p.Labels)
+	return c
+}
+
+// renderProject is the project as the v3 API shows it.
+func renderProject(base string, p *Project) map[string]any {
+	self := base + "/v3/projects/" + p.ID
+	return map[string]any{
+		"id": p.ID, "type": "project", "baseType": "project", "name": p.Name, "clusterId": p.ClusterID,
+		"namespaceId": p.ClusterID, "description": p.Description, "annotations": nonNil(p.Annotations),
+		"labels": nonNil(p.Labels), "state": "active", "transitioning": "no", "uuid": uuidOf(p.ID),
+		"created": p.Created.UTC().Format(time.RFC3339), "createdTS": p.Created.UnixMilli(), "resourceQuota": nil,
+		"links": map[string]string{"self": self, "update": self, "remove": self,
+			"projectRoleTemplateBindings": base + "/v3/projects/" + p.ID + "/projectroletemplatebindings"},
+		"actions": map[string]string{},
+	}
+}
+
+func renderBinding(base string, b *Binding) map[string]any {
+	self := base + "/v3/projectroletemplatebindings/" + b.ID
+	out := map[string]any{
+		"id": b.ID, "type": "projectRoleTemplateBinding", "baseType": "projectRoleTemplateBinding", "name": b.Name,
+		"namespaceId": strings.SplitN(b.ID, ":", 2)[0], "projectId": b.ProjectID, "roleTemplateId": b.RoleTemplateID,
+		"groupPrincipalId": nilIfEmpty(b.GroupPrincipalID), "groupId": nilIfEmpty(b.GroupID), "userId": nilIfEmpty(b.UserID),
+		"userPrincipalId": nilIfEmpty(b.UserPrincipalID), "created": b.Created.UTC().Format(time.RFC3339),
+		"uuid": uuidOf(b.ID), "state": "active",
+		"links": map[string]string{"self": self, "remove": self}, "actions": map[string]string{},
+	}
+	return out
+}
+
+func renderCluster(base string, c *Cluster) map[string]any {
+	self := base + "/v3/clusters/" + c.ID
+	return map[string]any{"id": c.ID, "type": "cluster", "baseType": "cluster", "name": c.Name, "state": c.State,
+		"links": map[string]string{"self": self, "namespaces": self + "/namespaces"}, "actions": map[string]string{}}
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// uuidOf makes a stable UUID-shaped string from an id.
+func uuidOf(id string) string {
+	var h uint64 = 1469598103934665603
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * 1099511628211
+	}
+	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(h), uint16(h>>32), uint16(h>>48)&0xfff, uint16(h>>8)&0xfff, h&0xffffffffffff)
+}

@@ -1,0 +1,49 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+)
+
+// Requests one `order_process --once` run makes per Create order to Waldur, Rancher (v3 and
+// the Kubernetes proxy) and Keycloak, for a single order (process start-up included: identity
+// registration, Rancher schemas, Keycloak token) and amortised over a batch. The incumbent made
+// 25 Waldur and 5 Rancher requests per order with Keycloak off. Upper bounds keep regressions
+// visible; the numbers are logged (go test -v -run TestRancherRequestsPerCreateOrder).
+func TestRancherRequestsPerCreateOrder(t *testing.T) {
+	for _, kc := range []bool{false, true} {
+		for _, batch := range []int{1, 10} {
+			t.Run(fmt.Sprintf("keycloak=%v/orders=%d", kc, batch), func(t *testing.T) {
+				e := newRancherEnv(t, kc)
+				for i := 0; i < batch; i++ {
+					e.world.CreateOrder(fmt.Sprintf("r%02d", i), map[string]float64{"cpu": 2, "ram": 4, "storage": 10})
+				}
+				e.sim.ResetCalls()
+				e.rs.ResetCalls()
+				e.kc.ResetCalls()
+				e.once("order_process")
+				if s := e.orderStates(); s[waldursim.OrderDone] != batch {
+					t.Fatalf("orders %v", s)
+				}
+				v3, k8s := e.rs.Total()
+				kcCalls := 0
+				for _, n := range e.kc.Calls() {
+					kcCalls += n
+				}
+				per := func(n int) float64 { return float64(n) / float64(batch) }
+				t.Logf("per Create order: waldur %.1f, rancher v3 %.1f, kubernetes proxy %.1f, keycloak %.1f (waldur calls %v)",
+					per(e.sim.TotalCalls()), per(v3), per(k8s), per(kcCalls), e.sim.Calls())
+				// Start-up per offering (two here): GET /v3, /v3/schemas and the cluster ping.
+				limit := map[string]float64{"false/1": 12, "false/10": 6, "true/1": 16, "true/10": 8}[fmt.Sprintf("%v/%d", kc, batch)]
+				if per(v3+k8s) > limit || (!kc && kcCalls != 0) {
+					t.Fatalf("rancher requests per order %.1f exceed %v (keycloak %d)", per(v3+k8s), limit, kcCalls)
+				}
+				if per(e.sim.TotalCalls()) > 25 {
+					t.Fatalf("waldur requests per order %.1f exceed the incumbent's 25", per(e.sim.TotalCalls()))
+				}
+			})
+		}
+	}
+}
