@@ -14,6 +14,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/inmemory"
+	"github.com/waldur/site-agent/internal/backends/openstack"
 	"github.com/waldur/site-agent/internal/backends/rancher"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/modes"
@@ -25,6 +26,7 @@ import (
 func registry() *backends.Registry {
 	r := backends.NewRegistry()
 	r.Register("inmemory", inmemory.New)
+	r.Register("openstack", openstack.New)
 	r.Register("rancher", rancher.New)
 	return r
 }

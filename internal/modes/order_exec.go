@@ -50,7 +50,8 @@ func (m *Orders) create(ctx context.Context, u *Unit, log *zap.Logger, teams *te
 			return err
 		}
 		log.Info("re-creating missing resource with its recorded backend id", zap.String("backend_id", res.BackendID))
-		info, err := prov.Create(ctx, backends.CreateRequest{Resource: res, Name: res.BackendID})
+		name := nameCandidates(u.Offering.AllocationPrefix, res.Slug, res.UUID, 1)[0]
+		info, err := prov.Create(ctx, backends.CreateRequest{Resource: res, Name: name})
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,9 @@ func (b *Backend) do(ctx context.Context, op string, fn func(*state) error) erro
 
 // Create implements backends.Provisioner.
 func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
+	if id := req.Resource.BackendID; id != "" {
+		req.Name = id // ids are names here: a vanished object comes back under its old id
+	}
 	if req.Name == "" {
 		return backends.Info{}, backends.Errorf("no name given for the new resource")
 	}

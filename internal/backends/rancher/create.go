@@ -64,9 +64,8 @@ func (b *Backend) grantAccess(ctx context.Context, res backends.Resource, p Proj
 	return b.addMembers(ctx, res, members)
 }
 
-// nameFor is the project name for a create request: project_prefix + the proposed name. The
-// core proposes the recorded backend id when re-creating a resource whose project vanished;
-// a project id cannot be reused, so the name is derived from the resource again.
+// nameFor is the project name for a create request: project_prefix + the proposed name (a
+// project id, which older agents proposed when re-creating, is never a name).
 func (b *Backend) nameFor(req backends.CreateRequest) string {
 	proposed := req.Name
 	if proposed == "" || strings.Contains(proposed, ":") {

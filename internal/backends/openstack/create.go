@@ -1,0 +1,213 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+)
+
+// Create implements backends.Provisioner: the tenant creation chain. Each step finds its
+// object in the project before creating it, so repeating Create after a failure anywhere
+// completes the tenant without duplicates.
+func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
+	// A vanished tenant (Resource.BackendID set) is re-created under the proposed name; Keystone
+	// assigns a new project id, which the core records in Waldur.
+	n, err := b.namesFor(req.Name)
+	if err != nil {
+		return backends.Info{}, err
+	}
+	c, err := b.conn(ctx)
+	if err != nil {
+		return backends.Info{}, err
+	}
+	p, created, err := c.ensureProject(ctx, n, req.Resource)
+	if err != nil {
+		return backends.Info{}, err
+	}
+	log := b.log.With(zap.String("project", p.Name), zap.String("project_id", p.ID))
+	if created {
+		log.Info("openstack project created")
+	}
+	limits, err := b.pushLimits(ctx, c, p, req.Resource.Limits, !created)
+	if err != nil {
+		return backends.Info{}, err
+	}
+	net, err := b.ensureNetworking(ctx, c, p.ID, n)
+	if err != nil {
+		return backends.Info{}, err
+	}
+	if b.settings.CreateTenantUser {
+		if err := b.ensureTenantUser(ctx, c, p.ID, n); err != nil {
+			return backends.Info{}, err
+		}
+	}
+	if len(req.Members) > 0 {
+		if err := b.addMembers(ctx, c, p.ID, req.Members); err != nil {
+			return backends.Info{}, err
+		}
+	}
+	return backends.Info{BackendID: p.ID, Limits: limits, Metadata: b.metadata(p.ID, n, net)}, nil
+}
+
+// Lookup implements backends.Provisioner.
+func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.Info, error) {
+	if res.BackendID == "" {
+		return backends.Info{}, fmt.Errorf("openstack project with an empty id: %w", backends.ErrNotFound)
+	}
+	c, err := b.conn(ctx)
+	if err != nil {
+		return backends.Info{}, err
+	}
+	p, err := c.getProject(ctx, res.BackendID)
+	if err != nil {
+		return backends.Info{}, err
+	}
+	return backends.Info{BackendID: p.ID}, nil
+}
+
+// SetLimits implements backends.Provisioner: the new limits go to Nova, Cinder and Neutron
+// after checking, for all three first, that none is below what the tenant already uses. A
+// paused tenant keeps its zero quotas (Restore applies the new limits); a downscaled one gets
+// the downscaled new limits.
+func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits backends.Quantities) error {
+	c, err := b.conn(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := c.ownedProject(ctx, res)
+	if err != nil {
+		return err
+	}
+	_, err = b.pushLimits(ctx, c, p, limits, true)
+	return err
+}
+
+// pushLimits applies limits as the project's status requires and returns the limits to report
+// as enforced (backend units). checkUsage refuses limits below current usage before anything
+// is written.
+func (b *Backend) pushLimits(ctx context.Context, c *clients, p *projects.Project, limits backends.Quantities, checkUsage bool) (backends.Quantities, error) {
+	want := b.quotas.toQuotas(limits)
+	status, _ := tagValue(p.Tags, statusTagPrefix)
+	switch status {
+	case statusPaused:
+		return b.ownLimits(limits), nil
+	case statusDown:
+		return b.ownLimits(limits), b.overrideQuotas(ctx, c, p.ID, scaled(want, *b.settings.DownscaleFactor))
+	}
+	if checkUsage {
+		if err := b.checkUsage(ctx, c, p, want); err != nil {
+			return nil, err
+		}
+	}
+	got := map[service]quotaValues{}
+	for _, svc := range b.quotas.services() {
+		var err error
+		if vals, ok := want[svc]; ok {
+			got[svc], err = c.putQuotas(ctx, svc, p.ID, vals, false)
+		} else {
+			got[svc], err = c.getQuotas(ctx, svc, p.ID)
+		}
+		if err != nil {
+			return nil, refusal(err)
+		}
+	}
+	return b.quotas.fromQuotas(got), nil
+}
+
+// checkUsage refuses quota values below usage, naming every offending component.
+func (b *Backend) checkUsage(ctx context.Context, c *clients, p *projects.Project, want map[service]quotaValues) error {
+	used := map[service]usageOf{}
+	for svc := range want {
+		_, u, err := c.getUsage(ctx, svc, p.ID)
+		if err != nil {
+			return err
+		}
+		used[svc] = u
+	}
+	if below := b.quotas.belowUsage(want, used); len(below) > 0 {
+		return backends.Errorf("new limits are below what tenant %s already uses: %s; free resources first, nothing was changed",
+			p.Name, strings.Join(below, ", "))
+	}
+	return nil
+}
+
+// overrideQuotas writes temporary quotas (pause, downscale, restore): Nova is forced below
+// usage; Cinder never accepts that, so its values are raised to current usage.
+func (b *Backend) overrideQuotas(ctx context.Context, c *clients, projectID string, want map[service]quotaValues) error {
+	for _, svc := range b.quotas.services() {
+		vals, ok := want[svc]
+		if !ok {
+			continue
+		}
+		if svc == cinder {
+			_, used, err := c.getUsage(ctx, svc, projectID)
+			if err != nil {
+				return err
+			}
+			vals = clampToUsage(vals, used)
+		}
+		if _, err := c.putQuotas(ctx, svc, projectID, vals, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func clampToUsage(vals quotaValues, used usageOf) quotaValues {
+	out := quotaValues{}
+	for k, v := range vals {
+		if v >= 0 && v < used[k] {
+			v = used[k]
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// ownLimits keeps the limits of mapped components only.
+func (b *Backend) ownLimits(limits backends.Quantities) backends.Quantities {
+	out := backends.Quantities{}
+	for k, v := range limits {
+		if _, ok := b.quotas.byComponent[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// refusal turns a service's 400 on a quota update into a user-facing error (its message
+// explains the refusal, e.g. a limit below usage); other errors pass unchanged.
+func refusal(err error) error {
+	if backends.HasStatus(err, 400) {
+		return backends.Wrap(err, "OpenStack refused the new quotas")
+	}
+	return err
+}
+
+// metadata is what Waldur shows on the resource (never a password).
+func (b *Backend) metadata(projectID string, n names, net networkIDs) map[string]any {
+	s := b.settings
+	md := map[string]any{
+		"auth_url": s.AuthURL, "project_id": projectID, "project_name": n.project, "domain": s.Domain,
+		"external_network": s.ExternalNetwork, "network_id": net.network, "subnet_id": net.subnet,
+		"subnet_cidr": s.SubnetCIDR, "router_id": net.router,
+	}
+	if s.RegionName != "" {
+		md["region"] = s.RegionName
+	}
+	if s.CreateTenantUser {
+		md["tenant_username"] = n.user
+		md["credentials_path"] = b.credentialsPath(n.project)
+	}
+	for k, v := range md {
+		if v == "" {
+			delete(md, k)
+		}
+	}
+	return md
+}

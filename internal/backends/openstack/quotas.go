@@ -1,0 +1,223 @@
+package openstack
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/waldur/site-agent/internal/backends"
+)
+
+// service is one OpenStack API holding quotas.
+type service int
+
+const (
+	nova service = iota
+	cinder
+	neutron
+)
+
+var serviceNames = [...]string{nova: "nova", cinder: "cinder", neutron: "neutron"}
+
+func (s service) String() string { return serviceNames[s] }
+
+// quota is one OpenStack quota the backend can manage. Units are OpenStack's own: ram in MB,
+// gigabytes in GB, everything else a count.
+type quota struct {
+	Name    string // the key in the service's quota API
+	Service service
+}
+
+// quotaTable lists the quotas by canonical name (Waldur's OpenStack plugin maps the same set).
+var quotaTable = map[string]quota{
+	"cores":               {"cores", nova},
+	"ram":                 {"ram", nova},
+	"instances":           {"instances", nova},
+	"volumes":             {"volumes", cinder},
+	"gigabytes":           {"gigabytes", cinder},
+	"snapshots":           {"snapshots", cinder},
+	"backups":             {"backups", cinder},
+	"backup_gigabytes":    {"backup_gigabytes", cinder},
+	"network":             {"network", neutron},
+	"subnet":              {"subnet", neutron},
+	"port":                {"port", neutron},
+	"router":              {"router", neutron},
+	"floatingip":          {"floatingip", neutron},
+	"security_group":      {"security_group", neutron},
+	"security_group_rule": {"security_group_rule", neutron},
+}
+
+// quotaAliases maps other accepted names (component names of Waldur's OpenStack plugin and
+// plural forms) to canonical quota names.
+var quotaAliases = map[string]string{
+	"vcpu": "cores", "cpu": "cores", "memory": "ram", "storage": "gigabytes", "disk": "gigabytes",
+	"floating_ip": "floatingip", "floating_ips": "floatingip", "floating_ip_count": "floatingip",
+	"networks": "network", "network_count": "network", "subnets": "subnet", "subnet_count": "subnet",
+	"ports": "port", "port_count": "port", "routers": "router", "router_count": "router",
+	"security_groups": "security_group", "security_group_count": "security_group",
+	"security_group_rules": "security_group_rule", "security_group_rule_count": "security_group_rule",
+}
+
+func lookupQuota(name string) (quota, bool) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if canon, ok := quotaAliases[n]; ok {
+		n = canon
+	}
+	q, ok := quotaTable[n]
+	return q, ok
+}
+
+func quotaNames() string {
+	names := make([]string, 0, len(quotaTable))
+	for n := range quotaTable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// quotaMap maps the offering's components to quotas.
+type quotaMap struct {
+	byComponent map[string]quota
+	components  []string // sorted
+}
+
+// mapComponents maps each component to a quota: the component's `quota` setting when present,
+// else its name. A component no quota matches, or two components on one quota, is an error.
+func mapComponents(comps backends.Components) (quotaMap, error) {
+	m := quotaMap{byComponent: map[string]quota{}}
+	owner := map[string]string{}
+	for _, c := range comps.Sorted() {
+		key := "backend_components." + c.Name
+		name, explicit := c.Name, false
+		if v, ok := c.Settings["quota"]; ok {
+			s, isString := v.(string)
+			if !isString || s == "" {
+				return m, fmt.Errorf("%s.quota: want a quota name (one of %s), got %v", key, quotaNames(), v)
+			}
+			name, explicit = s, true
+		}
+		q, ok := lookupQuota(name)
+		if !ok {
+			if explicit {
+				return m, fmt.Errorf("%s.quota: unknown OpenStack quota %q (known: %s)", key, name, quotaNames())
+			}
+			return m, fmt.Errorf("%s: no OpenStack quota is named %q; add `quota: <name>` to the component (known: %s)", key, name, quotaNames())
+		}
+		if other, dup := owner[q.Name]; dup {
+			return m, fmt.Errorf("%s: quota %q is already mapped from component %q", key, q.Name, other)
+		}
+		owner[q.Name] = c.Name
+		m.byComponent[c.Name] = q
+		m.components = append(m.components, c.Name)
+	}
+	return m, nil
+}
+
+// services lists the services with at least one mapped quota, in a fixed order.
+func (m quotaMap) services() []service {
+	var out []service
+	for _, s := range []service{nova, cinder, neutron} {
+		for _, q := range m.byComponent {
+			if q.Service == s {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// quotaValues is one service's quota values by API key.
+type quotaValues map[string]int
+
+// toQuotas converts limits (backend units, by component) to integer quota values per service.
+// Components without a quota mapping are ignored; so are limits the resource does not have.
+func (m quotaMap) toQuotas(limits backends.Quantities) map[service]quotaValues {
+	out := map[service]quotaValues{}
+	for comp, v := range limits {
+		q, ok := m.byComponent[comp]
+		if !ok {
+			continue
+		}
+		if out[q.Service] == nil {
+			out[q.Service] = quotaValues{}
+		}
+		out[q.Service][q.Name] = quotaInt(v)
+	}
+	return out
+}
+
+// fromQuotas converts per-service quota values back to component quantities.
+func (m quotaMap) fromQuotas(values map[service]quotaValues) backends.Quantities {
+	out := backends.Quantities{}
+	for _, comp := range m.components {
+		q := m.byComponent[comp]
+		if v, ok := values[q.Service][q.Name]; ok {
+			out[comp] = float64(v)
+		}
+	}
+	return out
+}
+
+// quotaInt turns a backend-unit amount into an OpenStack quota: negative means unlimited (-1);
+// fractions round up, so a unit_factor such as 1/1024 (Waldur MB → GB) never grants less than
+// was ordered. A tolerance of 1e-6 absorbs float noise (4.0000001 → 4).
+func quotaInt(v float64) int {
+	if v < 0 {
+		return -1
+	}
+	if v > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int(math.Ceil(v - 1e-6))
+}
+
+// scaled returns the downscaled quotas: each finite value × factor, rounded down; unlimited
+// stays unlimited.
+func scaled(values map[service]quotaValues, factor float64) map[service]quotaValues {
+	out := map[service]quotaValues{}
+	for svc, vals := range values {
+		out[svc] = quotaValues{}
+		for k, v := range vals {
+			if v < 0 {
+				out[svc][k] = v
+				continue
+			}
+			out[svc][k] = int(math.Floor(float64(v)*factor + 1e-9))
+		}
+	}
+	return out
+}
+
+// zeroQuotas returns every mapped quota set to zero.
+func (m quotaMap) zeroQuotas() map[service]quotaValues {
+	out := map[service]quotaValues{}
+	for _, q := range m.byComponent {
+		if out[q.Service] == nil {
+			out[q.Service] = quotaValues{}
+		}
+		out[q.Service][q.Name] = 0
+	}
+	return out
+}
+
+// usageOf is what a service reports as used for one quota (in_use + reserved).
+type usageOf map[string]int
+
+// belowUsage lists, for the user, every new limit lower than what the tenant already uses.
+func (m quotaMap) belowUsage(want map[service]quotaValues, used map[service]usageOf) []string {
+	var out []string
+	for _, comp := range m.components {
+		q := m.byComponent[comp]
+		limit, ok := want[q.Service][q.Name]
+		if !ok || limit < 0 {
+			continue
+		}
+		if u := used[q.Service][q.Name]; limit < u {
+			out = append(out, fmt.Sprintf("%s (%s quota %s) %d < %d in use", comp, q.Service, q.Name, limit, u))
+		}
+	}
+	return out
+}
