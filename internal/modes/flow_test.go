@@ -304,6 +304,6 @@ func TestRecreateUnderNewIDIsRecorded(t *testing.T) {
 type renaming struct{ backends.Provisioner }
 
 func (r renaming) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
-	req.Name = "new-id"
+	req.Name, req.Resource.BackendID = "new-id", "" // upstream picks the id
 	return r.Provisioner.Create(ctx, req)
 }
