@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/waldur/site-agent/internal/testenv"
 )
 
 // Start launches etcd, kube-apiserver and kube-controller-manager on free loopback ports, with
@@ -14,6 +16,10 @@ import (
 // log is part of the failure message; after a failed test the tails are logged at cleanup.
 func Start(t testing.TB) *Env {
 	t.Helper()
+	if err := testenv.Gate(); err != nil {
+		t.Skip("kubeenv: " + err.Error())
+		return nil
+	}
 	bins, err := findBinaries()
 	if err != nil {
 		skipOrFail(t, err)
@@ -67,6 +73,10 @@ func Shared(t testing.TB) *Env {
 	t.Helper()
 	if !mainActive.Load() {
 		t.Fatalf("kubeenv: Shared needs TestMain to call kubeenv.Main(m) so the servers are stopped")
+		return nil
+	}
+	if err := testenv.Gate(); err != nil {
+		t.Skip("kubeenv: " + err.Error())
 		return nil
 	}
 	bins, err := findBinaries()

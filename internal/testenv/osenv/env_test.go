@@ -111,6 +111,7 @@ func TestLoad(t *testing.T) {
 		wantSkip    string
 		wantFail    string
 		wantUser    string
+		realTests   string // SITE_AGENT_REAL_TESTS; default "1"
 	}{
 		{name: "absent file skips naming up.sh", stateDir: filepath.Join(dir, "none"),
 			wantSkip: "scripts/openstack/up.sh"},
@@ -119,6 +120,8 @@ func TestLoad(t *testing.T) {
 		{name: "malformed file fails", stateDir: filepath.Join(dir, "bad"), file: "export OS_USERNAME=x\n",
 			wantFail: "missing or empty"},
 		{name: "good file loads", stateDir: filepath.Join(dir, "good"), file: fullEnv, wantUser: "admin"},
+		{name: "outside the real-server tier skips even with a file", stateDir: filepath.Join(dir, "good"), file: fullEnv,
+			realTests: "0", wantSkip: "scripts/test-real.sh"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +135,11 @@ func TestLoad(t *testing.T) {
 			}
 			t.Setenv(StateEnvVar, tc.stateDir)
 			t.Setenv(RequireRealEnvVar, tc.requireReal)
+			real := tc.realTests
+			if real == "" {
+				real = "1"
+			}
+			t.Setenv("SITE_AGENT_REAL_TESTS", real)
 			tb := &recordingTB{}
 			env, returned := runLoad(tb)
 			if !strings.Contains(tb.skipped, tc.wantSkip) || (tc.wantSkip == "") != (tb.skipped == "") {
