@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/secrets/vault"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
 
-// secretResolver resolves vault: references in the configuration; nil until a secrets backend
-// is wired in, in which case references are refused with a message naming the key.
-var secretResolver config.NewResolver
+// secretResolver resolves vault: references in the configuration (through the top-level vault
+// section); a nil resolver would refuse references with a message naming the key.
+var secretResolver config.NewResolver = vault.NewResolver
 
 // modes lists the runnable modes and the incumbent's default period of each.
 var modePeriods = map[string]time.Duration{

@@ -18,6 +18,7 @@ import (
 	"github.com/waldur/site-agent/internal/backends/rancher"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/modes"
+	"github.com/waldur/site-agent/internal/secrets/vault"
 	"github.com/waldur/site-agent/internal/telemetry"
 	"github.com/waldur/site-agent/internal/waldurclient"
 )
@@ -53,6 +54,7 @@ type agent struct {
 	hb      *telemetry.Heartbeat
 	runner  *modes.Runner
 	closers []backends.Closer
+	secrets backends.SecretStore // one per agent, shared by its backends; nil without a vault section
 
 	mu      sync.Mutex
 	readyOK bool
@@ -76,7 +78,11 @@ func build(cfg *config.Config, o buildOptions) (*agent, error) {
 	if metrics == nil {
 		metrics = telemetry.NewMetrics()
 	}
-	a := &agent{cfg: cfg, log: log, metrics: metrics, hb: telemetry.NewHeartbeat(cfg.HeartbeatFile)}
+	secrets, err := secretStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &agent{cfg: cfg, log: log, metrics: metrics, hb: telemetry.NewHeartbeat(cfg.HeartbeatFile), secrets: secrets}
 	a.metrics.Info.WithLabelValues(Version, o.mode).Set(1)
 	env := &modes.Env{Mode: o.mode, Version: Version, Location: cfg.Location, ReportingPeriods: cfg.ReportingPeriods,
 		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log}
@@ -97,6 +103,19 @@ func build(cfg *config.Config, o buildOptions) (*agent, error) {
 		a.runner.Register = nil // registration writes to Waldur
 	}
 	return a, nil
+}
+
+// secretStore builds the secrets store from the vault section (nil without one). It validates
+// the section and makes no network call.
+func secretStore(cfg *config.Config) (backends.SecretStore, error) {
+	if cfg.Vault == nil {
+		return nil, nil
+	}
+	st, err := vault.NewStore(cfg.Vault)
+	if err != nil {
+		return nil, &config.Error{Path: cfg.Path, Problem: err.Error()}
+	}
+	return st, nil
 }
 
 func newMode(name string, env *modes.Env) modes.Mode {
@@ -169,7 +188,7 @@ func (a *agent) backend(reg *backends.Registry, off config.Offering, o buildOpti
 		var warnings []string
 		var err error
 		b, warnings, err = reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings,
-			Components: off.Components, Logger: a.log.With(zap.String("backend", name)), DryRun: o.dryRun})
+			Components: off.Components, Logger: a.log.With(zap.String("backend", name)), DryRun: o.dryRun, Secrets: a.secrets})
 		for _, w := range warnings {
 			a.log.Warn("configuration warning", zap.String("offering", off.Name), zap.String("detail", fmt.Sprintf("offerings[%d].%s: unknown key, ignored", off.Index, w)))
 		}
