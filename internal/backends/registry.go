@@ -27,7 +27,7 @@ type Params struct {
 type SecretStore interface {
 	Put(ctx context.Context, path string, data map[string]string) error
 	Get(ctx context.Context, path string) (map[string]string, error) // ErrNotFound when absent
-	Delete(ctx context.Context, path string) error                     // absent is not an error
+	Delete(ctx context.Context, path string) error                   // absent is not an error
 }
 
 // Backend is any value implementing one or more role interfaces.
