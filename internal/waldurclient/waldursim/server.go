@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/waldur/site-agent/internal/simfault"
 )
 
 // Options configure a Server. The zero value is usable.
@@ -39,7 +41,8 @@ type Server struct {
 	calls      map[string]int
 	total      int
 	violations []string
-	faults     faultState
+
+	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
 
 // New returns a ready simulator. It panics if the embedded contract cannot be loaded, which is
@@ -55,7 +58,8 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, validate: true, c: c, st: newState(), calls: map[string]int{}}
+	s := &Server{opts: opts, validate: true, c: c, st: newState(), calls: map[string]int{},
+		Injector: simfault.New(faultProfile)}
 	if opts.ValidateResponses != nil {
 		s.validate = *opts.ValidateResponses
 	}
@@ -128,14 +132,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, bad.status, bad.body)
 		return
 	}
-	kind, faulty := s.pickFault(op.ID)
-	if faulty && !kind.appliesRequest() {
-		s.injectFault(w, kind)
+	kind, faulty := s.Pick(op.ID)
+	if faulty && !kind.AppliesRequest() {
+		simfault.Write(w, kind, answerFault)
 		return
 	}
 	res := s.dispatch(op, c)
-	if faulty {
-		s.injectFault(w, kind)
+	if faulty { // lose-response: the request was applied, the answer is lost
+		simfault.Write(w, kind, answerFault)
 		return
 	}
 	s.respond(w, r, op, c, res)

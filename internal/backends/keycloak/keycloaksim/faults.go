@@ -1,147 +1,38 @@
 package keycloaksim
 
 import (
-	"math/rand"
-	"net"
 	"net/http"
+
+	"github.com/waldur/site-agent/internal/simfault"
 )
 
 // FaultKind is one kind of injected failure.
-type FaultKind int
+type FaultKind = simfault.Kind
+
+// Faults configures random fault injection (see simfault.Config), drawn in request order after
+// routing; Operations are route names (RouteGroups, ...).
+type Faults = simfault.Config
 
 // Fault kinds. Status faults and FaultReset never apply the request; FaultLoseResponse applies
 // it and then drops the connection, so the client never learns the outcome.
 const (
-	Fault500          FaultKind = iota + 1 // Keycloak's {"error":"unknown_error"}
-	Fault502                               // reverse proxy "502 Bad Gateway" page
-	Fault503                               // reverse proxy "503 Service Unavailable" page
-	Fault429                               // rate limiter in front of Keycloak, Retry-After: 0
-	FaultReset                             // connection reset before any response
-	FaultLoseResponse                      // request applied, then connection reset
+	Fault500          = simfault.Status500    // Keycloak's {"error":"unknown_error"}
+	Fault502          = simfault.Status502    // reverse proxy "502 Bad Gateway" page
+	Fault503          = simfault.Status503    // reverse proxy "503 Service Unavailable" page
+	Fault429          = simfault.Status429    // rate limiter in front of Keycloak, Retry-After: 0
+	FaultReset        = simfault.Reset        // connection reset before any response
+	FaultLoseResponse = simfault.LoseResponse // request applied, then connection reset
 )
 
-func (k FaultKind) String() string {
-	switch k {
-	case Fault500:
-		return "500"
-	case Fault502:
-		return "502"
-	case Fault503:
-		return "503"
-	case Fault429:
-		return "429"
-	case FaultReset:
-		return "reset"
-	case FaultLoseResponse:
-		return "lose-response"
-	}
-	return "unknown"
-}
+// faultProfile draws 500, 502, 503, 429 and reset when Faults.Kinds is empty.
+var faultProfile = simfault.Profile{Kinds: []FaultKind{Fault500, Fault502, Fault503, Fault429, FaultReset}}
 
-func (k FaultKind) appliesRequest() bool { return k == FaultLoseResponse }
-
-// Faults configures random fault injection, drawn in request order after routing from a
-// math/rand generator seeded with Seed: the same seed and request sequence give the same faults.
-type Faults struct {
-	Rate   float64     // probability per request
-	Seed   int64       // generator seed
-	Kinds  []FaultKind // chosen uniformly; empty means 500, 502, 503, 429 and reset
-	Routes []string    // route names faults apply to; empty means all
-}
-
-type faultState struct {
-	cfg    Faults
-	rng    *rand.Rand
-	routes map[string]bool
-	next   map[string][]FaultKind
-	log    []string
-}
-
-// SetFaults replaces the random fault configuration and reseeds its generator.
-func (s *Server) SetFaults(f Faults) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f.Kinds = append([]FaultKind(nil), f.Kinds...)
-	if len(f.Kinds) == 0 {
-		f.Kinds = []FaultKind{Fault500, Fault502, Fault503, Fault429, FaultReset}
+// answerFault writes a status fault: Keycloak's own error document for a 500, the pages of
+// the proxy or rate limiter in front of it otherwise.
+func answerFault(w http.ResponseWriter, status int) {
+	if status == http.StatusInternalServerError {
+		writeError(w, status, "unknown_error")
+		return
 	}
-	s.faults.cfg = f
-	s.faults.rng = rand.New(rand.NewSource(f.Seed))
-	s.faults.routes = nil
-	if len(f.Routes) > 0 {
-		s.faults.routes = set(f.Routes...)
-	}
-}
-
-// FailNext makes the next n requests of route fail with kind, before random faults.
-func (s *Server) FailNext(route string, n int, kind FaultKind) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.faults.next == nil {
-		s.faults.next = map[string][]FaultKind{}
-	}
-	for range n {
-		s.faults.next[route] = append(s.faults.next[route], kind)
-	}
-}
-
-// FaultLog lists the faults injected so far as "route: kind", in order.
-func (s *Server) FaultLog() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.faults.log...)
-}
-
-func (s *Server) pickFault(route string) (FaultKind, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := &s.faults
-	if queued := f.next[route]; len(queued) > 0 {
-		f.next[route] = queued[1:]
-		f.log = append(f.log, route+": "+queued[0].String())
-		return queued[0], true
-	}
-	if f.rng == nil || f.cfg.Rate <= 0 || (f.routes != nil && !f.routes[route]) {
-		return 0, false
-	}
-	if f.rng.Float64() >= f.cfg.Rate {
-		return 0, false
-	}
-	kind := f.cfg.Kinds[f.rng.Intn(len(f.cfg.Kinds))]
-	f.log = append(f.log, route+": "+kind.String())
-	return kind, true
-}
-
-func injectFault(w http.ResponseWriter, kind FaultKind) {
-	switch kind {
-	case Fault500:
-		writeError(w, http.StatusInternalServerError, "unknown_error")
-	case Fault502:
-		writeHTML(w, http.StatusBadGateway, "<html><body><h1>502 Bad Gateway</h1></body></html>")
-	case Fault503:
-		writeHTML(w, http.StatusServiceUnavailable, "<html><body><h1>503 Service Unavailable</h1></body></html>")
-	case Fault429:
-		w.Header().Set("Retry-After", "0")
-		writeHTML(w, http.StatusTooManyRequests, "<html><body><h1>429 Too Many Requests</h1></body></html>")
-	default:
-		resetConnection(w)
-	}
-}
-
-// resetConnection drops the client connection without a response (RST where possible).
-func resetConnection(w http.ResponseWriter) {
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	_ = conn.Close()
-}
-
-func writeHTML(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(body))
+	simfault.ProxyPage(w, status)
 }

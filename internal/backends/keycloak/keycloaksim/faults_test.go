@@ -39,7 +39,7 @@ func TestFailNext(t *testing.T) {
 			if _, ok := h.sim.GroupID("/g"); ok != tt.applied {
 				t.Errorf("group created = %v, want %v", ok, tt.applied)
 			}
-			if got := h.sim.FaultLog(); len(got) != 1 || got[0] != RouteCreateGroup+": "+tt.kind.String() {
+			if got := h.sim.FaultLog(); len(got) != 1 || got[0] != RouteCreateGroup+":"+tt.kind.String() {
 				t.Errorf("FaultLog() = %v", got)
 			}
 			if status, _, _ := h.do(http.MethodGet, "/groups", ""); status != 200 {
@@ -52,10 +52,10 @@ func TestFailNext(t *testing.T) {
 func TestRandomFaultsAreDeterministic(t *testing.T) {
 	run := func() []string {
 		h := start(t, Options{})
-		h.sim.SetFaults(Faults{Rate: 0.5, Seed: 7, Kinds: []FaultKind{Fault500, Fault503}, Routes: []string{RouteGroups}})
+		h.sim.SetFaults(Faults{Rate: 0.5, Seed: 7, Kinds: []FaultKind{Fault500, Fault503}, Operations: []string{RouteGroups}})
 		for range 20 {
 			h.do(http.MethodGet, "/groups", "")
-			h.do(http.MethodGet, "/users", "") // not in Routes: never faulted
+			h.do(http.MethodGet, "/users", "") // not in Operations: never faulted
 		}
 		return h.sim.FaultLog()
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Route names, as counted by Calls and used by FailNext and Faults.Routes.
+// Route names, as counted by Calls and used by FailNext and Faults.Operations.
 const (
 	RouteToken            = "POST token"
 	RouteRealm            = "GET realm"

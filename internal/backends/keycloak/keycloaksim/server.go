@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/waldur/site-agent/internal/simfault"
 )
 
 // Admin is the administrator that logs in with the password grant.
@@ -54,7 +56,8 @@ type Server struct {
 	ignoredQuery  []string
 	ignoredFields []string
 	unimplemented []string
-	faults        faultState
+
+	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
 
 // New returns a ready simulator with the admin realm and the managed realm.
@@ -89,6 +92,7 @@ func New(opts Options) *Server {
 		opts: opts, admin: admin, key: randomBytes(32),
 		realms: map[string]*realm{}, tokens: map[string]*tokenInfo{},
 		grants: map[string]int{}, calls: map[string]int{},
+		Injector: simfault.New(faultProfile),
 	}
 	s.realms[admin.Realm] = newRealm(admin.Realm)
 	if _, ok := s.realms[opts.Realm]; !ok {
@@ -135,9 +139,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.count(rt.name)
-	kind, faulty := s.pickFault(rt.name)
-	if faulty && !kind.appliesRequest() {
-		injectFault(w, kind)
+	kind, faulty := s.Pick(rt.name)
+	if faulty && !kind.AppliesRequest() {
+		simfault.Write(w, kind, answerFault)
 		return
 	}
 	c := &call{s: s, r: r, rt: rt}
@@ -148,7 +152,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		res = s.handleAdmin(c)
 	}
 	if faulty { // lose-response: the request was applied, the answer is lost
-		injectFault(w, kind)
+		simfault.Write(w, kind, answerFault)
 		return
 	}
 	res.write(w)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/waldur/site-agent/internal/simfault"
 )
 
 // Options configure a simulator.
@@ -30,11 +32,12 @@ type Server struct {
 	opts   Options
 	routes []route
 
-	mu     sync.Mutex
-	st     *state
-	calls  map[string]int
-	faults faultState
-	down   map[string]bool // service → refuses connections
+	mu    sync.Mutex
+	st    *state
+	calls map[string]int
+	down  map[string]bool // service → refuses connections
+
+	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
 
 // New returns a seeded simulator.
@@ -52,7 +55,8 @@ func New(o Options) *Server {
 	if o.TokenTTL == 0 {
 		o.TokenTTL = time.Hour
 	}
-	s := &Server{opts: o, st: newState(), calls: map[string]int{}, down: map[string]bool{}}
+	s := &Server{opts: o, st: newState(), calls: map[string]int{}, down: map[string]bool{},
+		Injector: simfault.New(faultProfile)}
 	s.seed()
 	s.routes = s.table()
 	return s
@@ -97,14 +101,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	down := s.down[rt.service]
 	s.mu.Unlock()
 	if down {
-		resetConn(w)
+		simfault.ResetConnection(w)
 		return
 	}
 	c := &call{s: s, w: w, r: r, route: rt, params: params}
 	if !c.readBody() || !c.checkQuery() || !c.authenticate() {
 		return
 	}
-	if kind, ok := s.pickFault(rt.op); ok {
+	if kind, ok := s.Pick(rt.op); ok {
 		s.inject(c, kind)
 		return
 	}

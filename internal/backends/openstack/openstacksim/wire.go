@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -144,21 +143,4 @@ func neutronType(status int) string {
 		return "Conflict"
 	}
 	return "HTTPError"
-}
-
-// resetConn drops the connection with a TCP reset, without an HTTP answer.
-func resetConn(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		return
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	_ = conn.Close()
 }

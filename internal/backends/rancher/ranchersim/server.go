@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/waldur/site-agent/internal/simfault"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -55,7 +56,8 @@ type Server struct {
 	st         *state
 	calls      map[string]int
 	violations []string
-	faults     faultState
+
+	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
 
 // New returns a simulator. It panics on an unusable Upstream (a test setup error).
@@ -75,7 +77,7 @@ func New(o Options) *Server {
 	if o.PageSize <= 0 {
 		o.PageSize = 1000
 	}
-	s := &Server{opts: o, st: newState(o), calls: map[string]int{}}
+	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, Injector: simfault.New(faultProfile)}
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)
 	}
@@ -136,13 +138,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.count(rt.op)
-	if kind, hit := s.pickFault(rt.op); hit {
-		if !kind.appliesRequest() {
-			injectFault(w, kind)
-			return
+	if kind, hit := s.Pick(rt.op); hit {
+		if kind.AppliesRequest() {
+			rt.handler(discardWriter{header: http.Header{}}, r)
 		}
-		rt.handler(discardWriter{header: http.Header{}}, r)
-		resetConnection(w)
+		simfault.Write(w, kind, answerFault)
 		return
 	}
 	rt.handler(w, r)

@@ -245,7 +245,7 @@ func TestBindingValidation(t *testing.T) {
 func TestFaultsAreDeterministic(t *testing.T) {
 	run := func() []string {
 		s, c := newSim(t, Options{})
-		s.SetFaults(Faults{Rate: 0.5, Seed: 3, Kinds: []FaultKind{Fault500, Fault503}, Ops: []string{"cluster.*"}})
+		s.SetFaults(Faults{Rate: 0.5, Seed: 3, Kinds: []FaultKind{Fault500, Fault503}, Operations: []string{"cluster.*"}})
 		for i := 0; i < 20; i++ {
 			c.do("GET", "/v3/clusters/"+cluster, "")
 			c.do("GET", "/v3/projects", "") // not selected: never fails
