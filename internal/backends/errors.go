@@ -2,6 +2,8 @@ package backends
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -75,7 +77,7 @@ func Transient(err error) error {
 // IsTransient reports whether err is temporary: marked Transient, a network failure (reset,
 // refused, timeout, truncated body) or a deadline.
 func IsTransient(err error) bool {
-	if err == nil {
+	if err == nil || isTrustFailure(err) {
 		return false
 	}
 	var t transientError
@@ -96,6 +98,19 @@ func IsTransient(err error) bool {
 	}
 	var oe *net.OpError
 	return errors.As(err, &oe)
+}
+
+// isTrustFailure reports a TLS certificate that cannot be trusted (unknown authority, wrong
+// host name, expired): a configuration problem that waiting does not fix, even when a client
+// marked the network failure transient.
+func isTrustFailure(err error) bool {
+	var (
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid)
 }
 
 // StatusError is an unexpected HTTP status from an upstream API. Its message carries the method,

@@ -2,6 +2,8 @@ package backends
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +35,8 @@ func TestIsTransient(t *testing.T) {
 		{"user error", Errorf("slug missing"), false},
 		{"not found", ErrNotFound, false},
 		{"canceled", context.Canceled, false},
+		{"untrusted certificate marked transient", Transient(fmt.Errorf("get: %w", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}})), false},
+		{"wrong host name", &net.OpError{Op: "dial", Err: x509.HostnameError{Host: "x"}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

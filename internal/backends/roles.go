@@ -6,9 +6,12 @@ import "context"
 // idempotent: Create adopts an object that already exists for the same resource, Delete of a
 // missing object succeeds.
 type Provisioner interface {
-	// Create makes sure the backend object for req exists with req.Resource.Limits and returns
-	// its identity. It returns an error wrapping ErrDuplicate when req.Name is taken by an object
-	// that belongs to a different resource; the caller then tries another name.
+	// Create makes sure the backend object for req exists, complete, with req.Resource.Limits,
+	// and returns its identity. When req.Resource.BackendID is set it first looks for that object
+	// and completes it (a crash or failure may have left it half made). It returns an error
+	// wrapping ErrDuplicate when req.Name is taken by an object that belongs to a different
+	// resource; the caller then tries another name. When it fails after making the object, it
+	// returns the object's id with the error so the agent can record it (for cleanup and adoption).
 	Create(ctx context.Context, req CreateRequest) (Info, error)
 	// Lookup returns the backend object with that id, or an error wrapping ErrNotFound.
 	Lookup(ctx context.Context, res Resource) (Info, error)

@@ -307,3 +307,33 @@ func (r renaming) Create(ctx context.Context, req backends.CreateRequest) (backe
 	req.Name, req.Resource.BackendID = "new-id", "" // upstream picks the id
 	return r.Provisioner.Create(ctx, req)
 }
+
+// halfMade creates the object, then fails permanently, returning the id it made.
+type halfMade struct{ backends.Provisioner }
+
+func (h halfMade) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
+	info, err := h.Provisioner.Create(ctx, req)
+	if err != nil {
+		return info, err
+	}
+	return info, backends.Errorf("network quota leaves no room for the tenant's router")
+}
+
+func TestHalfMadeResourceIsRecordedAndCleanedUpByTerminate(t *testing.T) {
+	f := newFlow(t, waldursim.Options{}, inmemory.Settings{})
+	real := f.unit.Backend.Provisioner
+	f.unit.Backend.Provisioner = halfMade{real}
+	o := f.world.CreateOrder("partial", map[string]float64{"cpu": 1})
+	f.run(&Orders{Env: f.env})
+	got := f.order(o.UUID)
+	res, _ := f.sim.Resource(got.ResourceUUID)
+	if got.State != waldursim.OrderErred || res.BackendID == "" {
+		t.Fatalf("order %s, backend id %q: the half-made object must be recorded", got.State, res.BackendID)
+	}
+	f.unit.Backend.Provisioner = real
+	term := f.world.TerminateOrder(res.UUID)
+	f.run(&Orders{Env: f.env})
+	if objs, _ := f.be.Objects(); f.order(term.UUID).State != waldursim.OrderDone || len(objs) != 0 {
+		t.Fatalf("terminate %s, %d objects left", f.order(term.UUID).State, len(objs))
+	}
+}

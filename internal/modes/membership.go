@@ -27,6 +27,9 @@ func (*Membership) Name() string { return "membership_sync" }
 
 // RunOnce syncs every OK or Erred resource of the offering that has a backend id.
 func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
+	if err := backendReady(ctx, u, "resources left untouched"); err != nil {
+		return err
+	}
 	resources, err := u.Waldur.ListResources(ctx, u.Offering.UUID, wc.ResourceOK, wc.ResourceErred)
 	if err != nil {
 		return fmt.Errorf("list resources: %w", err)

@@ -40,41 +40,29 @@ func (m *Orders) execute(ctx context.Context, u *Unit, log *zap.Logger, teams *t
 }
 
 func (m *Orders) create(ctx context.Context, u *Unit, log *zap.Logger, teams *teamCache, prov backends.Provisioner, wr wc.Resource, res backends.Resource) error {
-	if res.BackendID != "" {
-		_, err := prov.Lookup(ctx, res)
-		if err == nil {
-			log.Info("resource already exists on the backend")
-			return nil
-		}
-		if !errors.Is(err, backends.ErrNotFound) {
-			return err
-		}
-		log.Info("re-creating missing resource with its recorded backend id", zap.String("backend_id", res.BackendID))
-		name := nameCandidates(u.Offering.AllocationPrefix, res.Slug, res.UUID, 1)[0]
-		info, err := prov.Create(ctx, backends.CreateRequest{Resource: res, Name: name})
-		if err != nil {
-			return err
-		}
-		if info.BackendID != "" && info.BackendID != res.BackendID { // upstream assigned a new id
-			if err := u.Waldur.SetResourceBackendID(ctx, wr.UUID, info.BackendID); err != nil {
-				return fmt.Errorf("record new backend id: %w", err)
-			}
-			log.Info("resource re-created under a new backend id", zap.String("backend_id", info.BackendID))
-		}
-		return nil
-	}
 	members, err := teamMembers(ctx, u, teams, wr)
 	if err != nil {
 		return err
 	}
-	info, err := m.createWithFreeName(ctx, u, prov, backends.CreateRequest{Resource: res, Members: members})
+	if res.BackendID != "" {
+		log.Info("resource has a backend id; completing or re-creating its backend object", zap.String("backend_id", res.BackendID))
+	}
+	// Waldur's uniqueness check is for allocating a new id; a resource that has one keeps it.
+	info, err := m.createWithFreeName(ctx, u, prov, backends.CreateRequest{Resource: res, Members: members}, res.BackendID == "")
+	if info.BackendID != "" && info.BackendID != res.BackendID {
+		// Recorded even when Create failed half-way: Terminate can then clean up what was made,
+		// and the next attempt adopts it.
+		if serr := u.Waldur.SetResourceBackendID(ctx, wr.UUID, info.BackendID); serr != nil {
+			if err == nil {
+				return fmt.Errorf("record backend id: %w", serr)
+			}
+			log.Warn("could not record the backend id of a partly created resource", zap.Error(serr))
+		}
+	}
 	if err != nil {
 		return err
 	}
-	if err := u.Waldur.SetResourceBackendID(ctx, wr.UUID, info.BackendID); err != nil {
-		return fmt.Errorf("record backend id: %w", err)
-	}
-	log.Info("resource created", zap.String("backend_id", info.BackendID))
+	log.Info("resource ready", zap.String("backend_id", info.BackendID))
 	if info.Limits != nil {
 		enforced := usage.LimitsToWaldur(info.Limits, u.Components())
 		if !usage.SameQuantities(enforced, backends.Quantities(wr.Limits)) {
@@ -83,7 +71,7 @@ func (m *Orders) create(ctx context.Context, u *Unit, log *zap.Logger, teams *te
 			}
 		}
 	}
-	if len(info.Metadata) > 0 {
+	if len(info.Metadata) > 0 && !sameJSON(info.Metadata, wr.BackendMetadata) {
 		if err := u.Waldur.SetResourceMetadata(ctx, wr.UUID, info.Metadata); err != nil {
 			log.Warn("could not record backend metadata; membership sync will retry", zap.Error(err))
 		}
@@ -93,16 +81,16 @@ func (m *Orders) create(ctx context.Context, u *Unit, log *zap.Logger, teams *te
 
 // createWithFreeName tries name candidates until the backend accepts one. With
 // check_backend_id_uniqueness, Waldur is asked first whether another resource holds the name.
-func (m *Orders) createWithFreeName(ctx context.Context, u *Unit, prov backends.Provisioner, req backends.CreateRequest) (backends.Info, error) {
+func (m *Orders) createWithFreeName(ctx context.Context, u *Unit, prov backends.Provisioner, req backends.CreateRequest, askWaldur bool) (backends.Info, error) {
 	off := u.Offering
 	attempts := 1
-	if off.CheckBackendIDUniqueness {
+	if off.CheckBackendIDUniqueness && askWaldur {
 		attempts = off.BackendIDMaxRetries
 	}
 	const duplicateAttempts = 10 // backend-side name clashes are resolved even without the check
 	candidates := nameCandidates(off.AllocationPrefix, req.Resource.Slug, req.Resource.UUID, max(attempts, duplicateAttempts))
 	for i, name := range candidates {
-		if off.CheckBackendIDUniqueness && i < attempts {
+		if off.CheckBackendIDUniqueness && askWaldur && i < attempts {
 			unique, err := u.Waldur.CheckUniqueBackendID(ctx, off.UUID, name, off.CheckAllOfferings)
 			if err != nil {
 				return backends.Info{}, fmt.Errorf("check backend id uniqueness: %w", err)

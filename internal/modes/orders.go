@@ -21,11 +21,8 @@ func (*Orders) Name() string { return "order_process" }
 // RunOnce lists the offering's open orders and works through them: orders of different
 // resources in parallel (bounded), orders of one resource in creation order.
 func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
-	if p := u.Backend.Pinger; p != nil {
-		if err := p.Ping(ctx); err != nil {
-			u.Log.Warn("backend not ready; orders left untouched this cycle", zap.Error(err))
-			return fmt.Errorf("backend ping: %w", err)
-		}
+	if err := backendReady(ctx, u, "orders left untouched"); err != nil {
+		return err
 	}
 	orders, err := u.Waldur.ListOrders(ctx, u.Offering.UUID, wc.OrderPendingProvider, wc.OrderExecuting)
 	if err != nil {

@@ -2,6 +2,7 @@ package modes
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -71,4 +72,19 @@ func (e *Env) publicError(err error) string {
 		return secret.Scrub(msg)
 	}
 	return "Internal backend error. Please contact the service provider."
+}
+
+// backendReady pings the backend before a cycle. When the backend cannot be reached (down,
+// wrong credentials, an untrusted certificate), nothing is touched this cycle: no order erred,
+// no resource marked erred because of the agent's own connectivity.
+func backendReady(ctx context.Context, u *Unit, consequence string) error {
+	p := u.Backend.Pinger
+	if p == nil {
+		return nil
+	}
+	if err := p.Ping(ctx); err != nil {
+		u.Log.Warn("backend not ready; "+consequence+" this cycle", zap.Error(err))
+		return fmt.Errorf("backend ping: %w", err)
+	}
+	return nil
 }

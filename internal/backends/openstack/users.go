@@ -74,6 +74,10 @@ func (b *Backend) ensureTenantUser(ctx context.Context, c *clients, projectID st
 	case u == nil:
 		u, err = users.Create(ctx, c.identity, users.CreateOpts{Name: n.user, DomainID: c.domainID, DefaultProjectID: projectID,
 			Password: password.Reveal(), Description: "tenant user of " + n.project + " (site-agent)"}).Extract()
+		if gophercloud.ResponseCodeIs(err, http.StatusConflict) {
+			// created meanwhile (a retried POST or a concurrent pass): adopt it like any existing user
+			return backends.Transient(fmt.Errorf("tenant user %q appeared while it was being created; the next pass adopts it", n.user))
+		}
 		if err != nil {
 			return classify("keystone", fmt.Errorf("create tenant user %q: %w", n.user, err))
 		}
@@ -130,8 +134,8 @@ func (b *Backend) deleteTenantUser(ctx context.Context, c *clients, projectID st
 			return classify("keystone", fmt.Errorf("delete tenant user %q: %w", n.user, err))
 		}
 	}
-	if b.secrets == nil {
-		return nil
+	if b.secrets == nil || !b.settings.CreateTenantUser {
+		return nil // credentials are only ever stored for tenant users this backend created
 	}
 	if err := b.secrets.Delete(ctx, b.credentialsPath(n.project)); err != nil {
 		return fmt.Errorf("delete tenant credentials: %w", err)

@@ -60,8 +60,10 @@ func newSession(cfg Config) (*session, error) {
 	return &session{cfg: cfg, client: client, now: time.Now}, nil
 }
 
-// do runs op with a valid token. A 403 from a login method triggers one fresh login and retry:
-// the token may have been revoked or expired between the check and the request.
+// do runs op with a valid token. A 403 from a login method triggers one fresh login and retry,
+// but only when the token itself is no longer valid (revoked or expired between the check and
+// the request): a policy denial with a good token is returned as it is, so denied requests do
+// not spend logins (an AppRole secret id may allow only a few).
 func (s *session) do(ctx context.Context, op func(c *api.Client) error) error {
 	gen, err := s.ensure(ctx)
 	if err != nil {
@@ -70,6 +72,9 @@ func (s *session) do(ctx context.Context, op func(c *api.Client) error) error {
 	err = op(s.client)
 	if s.cfg.Auth.Method == MethodToken || !isStatus(err, http.StatusForbidden) {
 		return err
+	}
+	if _, lerr := s.client.Auth().Token().LookupSelfWithContext(ctx); lerr == nil {
+		return err // the token is fine: the policy denies this path
 	}
 	if lerr := s.relogin(ctx, gen); lerr != nil {
 		return lerr
