@@ -16,6 +16,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // maxBody bounds how much of a response is read.
@@ -42,28 +43,14 @@ type Options struct {
 	OnRequest  func(RequestInfo)
 }
 
-// RetryPolicy bounds retries of transient failures.
-type RetryPolicy struct {
-	Max     int           // retries after the first attempt (default 4)
-	WaitMin time.Duration // first backoff (default 250ms)
-	WaitMax time.Duration // backoff cap (default 8s)
-}
+// RetryPolicy bounds retries of transient failures: Max retries after the first attempt
+// (default 4, negative for none), backoff from WaitMin (default 250ms) to WaitMax (default 8s).
+// Every request, POSTs included, is retried on network errors, 5xx and 429: see package
+// upstream for why that is safe for Waldur's state transitions.
+type RetryPolicy = upstream.RetryPolicy
 
-func (p RetryPolicy) withDefaults() RetryPolicy {
-	if p.Max == 0 {
-		p.Max = 4
-	}
-	if p.Max < 0 {
-		p.Max = 0
-	}
-	if p.WaitMin == 0 {
-		p.WaitMin = 250 * time.Millisecond
-	}
-	if p.WaitMax == 0 {
-		p.WaitMax = 8 * time.Second
-	}
-	return p
-}
+// defaultRetry are the defaults of RetryPolicy.
+var defaultRetry = RetryPolicy{Max: 4, WaitMin: 250 * time.Millisecond, WaitMax: 8 * time.Second}
 
 // Client calls one Waldur deployment with one identity.
 type Client struct {
@@ -90,21 +77,7 @@ func New(opts Options) (*Client, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	pol := opts.Retry.withDefaults()
-	rc := &retryablehttp.Client{
-		HTTPClient:   hc,
-		RetryWaitMin: pol.WaitMin,
-		RetryWaitMax: pol.WaitMax,
-		RetryMax:     pol.Max,
-		CheckRetry:   retryablehttp.DefaultRetryPolicy,
-		Backoff:      JitterBackoff,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-		RequestLogHook: func(_ retryablehttp.Logger, r *http.Request, attempt int) {
-			if attempt > 0 {
-				log.Debug("retrying waldur request", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Int("attempt", attempt))
-			}
-		},
-	}
+	rc := upstream.NewRetryable(hc, upstream.RetryOptions{Policy: opts.Retry.Or(defaultRetry), Name: "waldur", Logger: log})
 	c := &Client{
 		base: strings.TrimRight(opts.BaseURL, "/"), rc: rc, ua: opts.UserAgent,
 		dryRun: opts.DryRun, log: log, onRequest: opts.OnRequest,

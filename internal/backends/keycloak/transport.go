@@ -2,23 +2,17 @@ package keycloak
 
 import (
 	"context"
-	"crypto/tls"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/go-resty/resty/v2"
-	"github.com/hashicorp/go-retryablehttp"
 	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // maxCapture bounds how much of a response body is kept for error messages.
 const maxCapture = 2048
-
-func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // attemptClient is the client of one attempt: keep-alive, per-attempt timeout, no redirects
 // (a redirect from an admin API is a configuration error worth seeing, and following it could
@@ -29,62 +23,21 @@ func attemptClient(cfg Config, o options) *http.Client {
 		if hc.Timeout == 0 {
 			hc.Timeout = cfg.Timeout
 		}
-		hc.CheckRedirect = noRedirect
+		hc.CheckRedirect = upstream.NoRedirect
 		return &hc
 	}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   32,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: !cfg.VerifyTLS}, //nolint:gosec // keycloak_ssl_verify: false is an explicit operator choice
-	}
-	return &http.Client{Transport: tr, Timeout: cfg.Timeout, CheckRedirect: noRedirect}
+	return upstream.Attempt(upstream.Transport(upstream.TransportOptions{VerifyTLS: cfg.VerifyTLS}), cfg.Timeout)
 }
 
 // restyClient is the client gocloak uses: resty over a recorder over go-retryablehttp, so the
 // retrying happens in one library and every call's outcome is recorded for classification.
+// Every request may be repeated: groups have client-chosen names (a repeated create answers
+// 409, which EnsureGroup resolves by looking the group up), memberships are PUT and DELETE.
 func restyClient(inner *http.Client, o options, log *zap.Logger) *resty.Client {
-	rc := &retryablehttp.Client{
-		HTTPClient:   inner,
-		RetryWaitMin: o.waitMin,
-		RetryWaitMax: o.waitMax,
-		RetryMax:     o.retryMax,
-		CheckRetry:   retryablehttp.DefaultRetryPolicy,
-		Backoff:      jitterBackoff,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-		RequestLogHook: func(_ retryablehttp.Logger, r *http.Request, attempt int) {
-			if attempt > 0 {
-				log.Debug("retrying keycloak request", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Int("attempt", attempt))
-			}
-		},
-	}
-	outer := &http.Client{Transport: recorder{next: &retryablehttp.RoundTripper{Client: rc}}, CheckRedirect: noRedirect}
+	rt := upstream.NewRetryTransport(inner, upstream.RetryOptions{
+		Policy: upstream.RetryPolicy{Max: o.retryMax, WaitMin: o.waitMin, WaitMax: o.waitMax}, Name: "keycloak", Logger: log})
+	outer := &http.Client{Transport: recorder{next: rt}, CheckRedirect: upstream.NoRedirect}
 	return resty.NewWithClient(outer).SetLogger(restyLogger{log})
-}
-
-// jitterBackoff is exponential backoff with jitter (half fixed, half random) that honours a
-// Retry-After header in seconds on 429 and 503, capped at hi.
-func jitterBackoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
-	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs >= 0 {
-			return min(time.Duration(secs)*time.Second, hi)
-		}
-	}
-	d := lo
-	for i := 0; i < attempt && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
-	half := d / 2
-	if half <= 0 {
-		return d
-	}
-	return half + time.Duration(rand.Int64N(int64(half)+1))
 }
 
 // callInfo is what the recorder saw of the final attempt of one call.

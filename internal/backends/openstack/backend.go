@@ -18,7 +18,7 @@ type Backend struct {
 	quotas    quotaMap
 	log       *zap.Logger
 	secrets   backends.SecretStore
-	transport *retryTransport
+	hc        *http.Client // retrying; see newHTTPClient
 	pollEvery time.Duration
 
 	connMu sync.Mutex
@@ -60,7 +60,7 @@ func NewWithOptions(p backends.Params, o Options) (*Backend, []string, error) {
 	if err != nil {
 		return nil, warnings, err
 	}
-	tlsc, err := tlsConfig(s)
+	pool, err := s.certPool()
 	if err != nil {
 		return nil, warnings, err
 	}
@@ -68,17 +68,17 @@ func NewWithOptions(p backends.Params, o Options) (*Backend, []string, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	tr := newTransport(transportOptions{Base: o.Transport, TLS: tlsc, Retries: *s.Retries, Timeout: s.RequestTimeout,
-		WaitMin: o.RetryWaitMin, WaitMax: o.RetryWaitMax, Logger: log})
+	hc := newHTTPClient(httpOptions{Base: o.Transport, VerifyTLS: *s.VerifySSL, RootCAs: pool, Retries: *s.Retries,
+		Timeout: s.RequestTimeout, WaitMin: o.RetryWaitMin, WaitMax: o.RetryWaitMax, Logger: log})
 	if o.PollInterval <= 0 {
 		o.PollInterval = 2 * time.Second
 	}
-	return &Backend{settings: s, quotas: qm, log: log, secrets: p.Secrets, transport: tr, pollEvery: o.PollInterval}, warnings, nil
+	return &Backend{settings: s, quotas: qm, log: log, secrets: p.Secrets, hc: hc, pollEvery: o.PollInterval}, warnings, nil
 }
 
 // Close implements backends.Closer.
 func (b *Backend) Close() error {
-	b.transport.CloseIdleConnections()
+	b.hc.CloseIdleConnections()
 	return nil
 }
 

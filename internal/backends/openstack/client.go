@@ -2,7 +2,6 @@ package openstack
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -53,7 +52,7 @@ func (b *Backend) connect(ctx context.Context) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openstack auth_url: %w", err)
 	}
-	provider.HTTPClient = http.Client{Transport: b.transport}
+	provider.HTTPClient = *b.hc
 	provider.UserAgent.Prepend("site-agent")
 	opts := gophercloud.AuthOptions{
 		IdentityEndpoint: s.AuthURL, Username: s.Username, Password: s.Password.Reveal(),
@@ -210,15 +209,6 @@ func hasStatus(err error) bool {
 
 func isNotFound(err error) bool {
 	return gophercloud.ResponseCodeIs(err, http.StatusNotFound) || errors.Is(err, backends.ErrNotFound)
-}
-
-// tlsConfig builds the client TLS configuration from verify_ssl and ca_cert.
-func tlsConfig(s Settings) (*tls.Config, error) {
-	pool, err := s.certPool()
-	if err != nil {
-		return nil, err
-	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, InsecureSkipVerify: !*s.VerifySSL}, nil //nolint:gosec // operator's choice
 }
 
 // dropConn forgets the connection so the next call re-authenticates (after auth errors).

@@ -78,8 +78,7 @@ func NewWithOptions(p backends.Params, kcOpts []keycloak.Option, opts ...Option)
 	b := &Backend{cfg: cfg, comps: p.Components, log: log, invTTL: 20 * time.Second,
 		aliases: map[string]string{}, missing: map[string][]string{},
 		snaps: map[string]memberSnap{}, byIdent: map[string]keycloakUser{}}
-	rt := newRetryTransport(baseTransport(cfg.verifyTLS), cfg.timeout, defaultRetry, false, log)
-	b.v3 = newV3Client(cfg.baseURL, cfg.accessKey, cfg.secretKey, rt, cfg.timeout)
+	b.v3 = newV3Client(cfg.baseURL, cfg.accessKey, cfg.secretKey, v3Transport(cfg, defaultRetry, log), cfg.timeout)
 	if b.kube, err = newKubeClient(cfg, log); err != nil {
 		return nil, warnings, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // Rancher v3 schema ids used by the backend.
@@ -46,7 +47,7 @@ func newV3Client(baseURL, accessKey string, secretKey secret.Secret, rt http.Rou
 
 // httpClient is a client bound to ctx.
 func (c *v3Client) httpClient(ctx context.Context) *http.Client {
-	return &http.Client{Transport: ctxTransport{ctx: ctx, next: c.rt}, CheckRedirect: noRedirect}
+	return &http.Client{Transport: ctxTransport{ctx: ctx, next: c.rt}, CheckRedirect: upstream.NoRedirect}
 }
 
 // ops returns norman's operations bound to ctx, loading the schemas first if needed.

@@ -20,6 +20,7 @@ import (
 	"github.com/waldur/site-agent/internal/backends/keycloak/keycloaksim"
 	"github.com/waldur/site-agent/internal/backends/rancher/ranchersim"
 	"github.com/waldur/site-agent/internal/testenv/kubeenv"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 func TestMain(m *testing.M) { os.Exit(kubeenv.Main(m)) }
@@ -122,9 +123,8 @@ func core(b backends.Backend) *Backend {
 
 // retryFast shortens backoff so fault tests run quickly.
 func (b *Backend) retryFast() {
-	pol := retryPolicy{Max: 8, WaitMin: 2 * time.Millisecond, WaitMax: 20 * time.Millisecond}
-	rt := newRetryTransport(baseTransport(b.cfg.verifyTLS), b.cfg.timeout, pol, false, b.log)
-	b.v3 = newV3Client(b.cfg.baseURL, b.cfg.accessKey, b.cfg.secretKey, rt, b.cfg.timeout)
+	pol := upstream.RetryPolicy{Max: 8, WaitMin: 2 * time.Millisecond, WaitMax: 20 * time.Millisecond}
+	b.v3 = newV3Client(b.cfg.baseURL, b.cfg.accessKey, b.cfg.secretKey, v3Transport(b.cfg, pol, b.log), b.cfg.timeout)
 	kc, err := newKubeClientWith(b.cfg, b.log, pol)
 	if err != nil {
 		panic(err)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // kubeClient reaches the downstream cluster through Rancher's /k8s/clusters/<id> proxy with
@@ -29,7 +30,7 @@ func newKubeClient(c *config, log *zap.Logger) (*kubeClient, error) {
 	return newKubeClientWith(c, log, defaultRetry)
 }
 
-func newKubeClientWith(c *config, log *zap.Logger, pol retryPolicy) (*kubeClient, error) {
+func newKubeClientWith(c *config, log *zap.Logger, pol upstream.RetryPolicy) (*kubeClient, error) {
 	rc := &rest.Config{
 		Host:            c.baseURL + "/k8s/clusters/" + c.clusterID,
 		BearerToken:     c.accessKey + ":" + c.secretKey.Reveal(),
@@ -39,9 +40,7 @@ func newKubeClientWith(c *config, log *zap.Logger, pol retryPolicy) (*kubeClient
 		Burst:           100,
 		UserAgent:       "site-agent-rancher",
 		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
-			// Kubernetes objects have fixed names, so any request may be repeated: a repeated
-			// create answers 409, which the callers treat as "exists".
-			return newRetryTransport(rt, c.timeout, pol, true, log)
+			return kubeTransport(rt, c, pol, log)
 		},
 	}
 	cs, err := kubernetes.NewForConfig(rc)
