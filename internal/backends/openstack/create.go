@@ -2,6 +2,7 @@ package openstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -15,43 +16,62 @@ import (
 // object in the project before creating it, so repeating Create after a failure anywhere
 // completes the tenant without duplicates.
 func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
-	// A vanished tenant (Resource.BackendID set) is re-created under the proposed name; Keystone
-	// assigns a new project id, which the core records in Waldur.
-	n, err := b.namesFor(req.Name)
-	if err != nil {
-		return backends.Info{}, err
-	}
 	c, err := b.conn(ctx)
 	if err != nil {
 		return backends.Info{}, err
 	}
-	p, created, err := c.ensureProject(ctx, n, req.Resource)
+	p, n, created, err := b.tenantProject(ctx, c, req)
 	if err != nil {
 		return backends.Info{}, err
 	}
+	made := backends.Info{BackendID: p.ID} // returned with any later error, so the agent records it
 	log := b.log.With(zap.String("project", p.Name), zap.String("project_id", p.ID))
 	if created {
 		log.Info("openstack project created")
 	}
 	limits, err := b.pushLimits(ctx, c, p, req.Resource.Limits, !created)
 	if err != nil {
-		return backends.Info{}, err
+		return made, err
 	}
 	net, err := b.ensureNetworking(ctx, c, p.ID, n)
 	if err != nil {
-		return backends.Info{}, err
+		return made, err
 	}
 	if b.settings.CreateTenantUser {
 		if err := b.ensureTenantUser(ctx, c, p.ID, n); err != nil {
-			return backends.Info{}, err
+			return made, err
 		}
 	}
 	if len(req.Members) > 0 {
 		if err := b.addMembers(ctx, c, p.ID, req.Members); err != nil {
-			return backends.Info{}, err
+			return made, err
 		}
 	}
 	return backends.Info{BackendID: p.ID, Limits: limits, Metadata: b.metadata(p.ID, n, net)}, nil
+}
+
+// tenantProject returns the resource's project: the recorded one when it still exists and is
+// ours (a half-made tenant is completed), else the one named after the proposed name, found or
+// created. A vanished tenant thus comes back under a new Keystone id, which the core records.
+func (b *Backend) tenantProject(ctx context.Context, c *clients, req backends.CreateRequest) (*projects.Project, names, bool, error) {
+	if id := req.Resource.BackendID; id != "" {
+		p, err := c.getProject(ctx, id)
+		switch {
+		case err == nil:
+			if owner, _ := tagValue(p.Tags, ownerTagPrefix); owner == req.Resource.UUID {
+				n, nerr := b.namesFor(strings.TrimPrefix(p.Name, b.settings.TenantPrefix))
+				return p, n, false, nerr
+			}
+		case !errors.Is(err, backends.ErrNotFound):
+			return nil, names{}, false, err
+		}
+	}
+	n, err := b.namesFor(req.Name)
+	if err != nil {
+		return nil, names{}, false, err
+	}
+	p, created, err := c.ensureProject(ctx, n, req.Resource)
+	return p, n, created, err
 }
 
 // Lookup implements backends.Provisioner.

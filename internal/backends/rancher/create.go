@@ -29,25 +29,41 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 		return backends.Info{}, err
 	}
 	defer b.invalidate()
-	p, err := b.ensureProject(ctx, res, name)
+	p, err := b.recordedOrNamedProject(ctx, res, name)
 	if err != nil {
 		return backends.Info{}, err
 	}
+	made := backends.Info{BackendID: p.ID} // returned with any later error, so the agent records it
 	log := b.log.With(zap.String("project", p.ID), zap.String("name", p.Name))
 	if _, err := b.ensureNamespace(ctx, res, p, true); err != nil {
-		return backends.Info{}, fmt.Errorf("namespace of %s: %w", p.ID, err)
+		return made, fmt.Errorf("namespace of %s: %w", p.ID, err)
 	}
 	hard, _, err := b.ensureQuota(ctx, p.Name, res.Limits, nil, true)
 	if err != nil {
-		return backends.Info{}, fmt.Errorf("resource quota of %s: %w", p.ID, err)
+		return made, fmt.Errorf("resource quota of %s: %w", p.ID, err)
 	}
 	if b.kc != nil {
 		if err := b.grantAccess(ctx, res, p, req.Members); err != nil {
-			return backends.Info{}, err
+			return made, err
 		}
 	}
 	log.Info("rancher resource ready")
 	return backends.Info{BackendID: p.ID, Limits: b.enforced(res.Limits, hard), Metadata: b.metadata(res, p, []string{p.Name}, hard)}, nil
+}
+
+// recordedOrNamedProject finds the project a resource already has (its recorded backend id,
+// when it still exists and is ours), else finds or creates it by name.
+func (b *Backend) recordedOrNamedProject(ctx context.Context, res backends.Resource, name string) (Project, error) {
+	if res.BackendID != "" {
+		p, err := b.project(ctx, res.BackendID)
+		switch {
+		case err == nil && owner(p, res) == ownedByUs:
+			return p, nil
+		case err != nil && !errors.Is(err, backends.ErrNotFound):
+			return Project{}, err
+		}
+	}
+	return b.ensureProject(ctx, res, name)
 }
 
 // grantAccess ensures the Keycloak groups, the project binding and the initial members.

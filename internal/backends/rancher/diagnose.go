@@ -25,6 +25,12 @@ func (b *Backend) Ping(ctx context.Context) error {
 	if c.State == "unavailable" {
 		return fmt.Errorf("rancher cluster %s is unavailable: %w", c.ID, backends.ErrNotReady)
 	}
+	if b.kc != nil {
+		// Keycloak is needed to finish a create; without it an order would fail half-way.
+		if err := b.kc.Ping(ctx); err != nil {
+			return fmt.Errorf("keycloak: %w", err)
+		}
+	}
 	return nil
 }
 
