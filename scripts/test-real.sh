@@ -15,6 +15,12 @@ log() { printf '\n== real: %s\n' "$*"; }
 t0=$(date +%s)
 elapsed() { echo "$(( $(date +%s) - t0 )) s"; }
 
+# OpenStack installs Debian packages and needs root. As a normal user (outside CI) that part
+# is skipped with a notice instead of failing; CI runs as root and must run everything.
+if [ -z "${OPENSTACK:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
+  echo "NOTICE: not root: skipping the real OpenStack tests (they install Debian packages); run as root or set OPENSTACK=1" >&2
+  OPENSTACK=0
+fi
 os_pid=""
 if [ "${OPENSTACK:-1}" = 1 ]; then
   # apt and database syncs are mostly waiting: let them run while Kubernetes compiles.
