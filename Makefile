@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/waldur/site-agent/internal/cli.Version=$(VERSION)
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/site-agent ./cmd/site-agent
 demo:
-	go run ./cmd/site-agent demo
+	go run ./cmd/site-agent-demo
 test:
 	./scripts/test.sh
 test-fast:

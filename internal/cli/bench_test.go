@@ -10,8 +10,8 @@ import (
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/scenario"
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/scenario"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 // benchWorld is a simulator with 1 ms added latency per request, served over loopback HTTP, and

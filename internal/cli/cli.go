@@ -32,16 +32,30 @@ Usage:
   site-agent load-components -c FILE           create or update offering components in Waldur
   site-agent check-config -c FILE              validate the configuration file and show warnings
   site-agent healthz [--config-file FILE] [--max-age SECONDS] [--liveness-only]
-  site-agent demo                              run the whole loop against a built-in Waldur simulator
   site-agent version
-
+%s
 Modes: order_process, membership_sync, report.
 Run 'site-agent COMMAND -h' for a command's flags.
+The demo (the whole loop against a built-in Waldur simulator) is a separate program that links
+the simulator: go run ./cmd/site-agent-demo
 `
 
+// Command is a subcommand that a wrapping program adds to the command line (the demo program adds
+// `demo`); the release binary has none.
+type Command struct {
+	Name  string
+	Usage string // one line for the usage text
+	Run   func(ctx context.Context, args []string, io IO) int
+}
+
 // Run executes the command line args (without the program name) and returns the exit code.
-func Run(ctx context.Context, args []string, io IO) int {
+func Run(ctx context.Context, args []string, io IO, extra ...Command) int {
 	if len(args) > 0 {
+		for _, c := range extra {
+			if args[0] == c.Name {
+				return c.Run(ctx, args[1:], io)
+			}
+		}
 		switch args[0] {
 		case "run":
 			return runCmd(ctx, args[1:], io)
@@ -54,18 +68,27 @@ func Run(ctx context.Context, args []string, io IO) int {
 		case "healthz":
 			return healthzCmd(ctx, args[1:], io)
 		case "demo":
-			return demoCmd(ctx, args[1:], io)
+			fmt.Fprintln(io.Stderr, "site-agent: the demo is a separate program (it links the Waldur simulator, which the release binary leaves out): go run ./cmd/site-agent-demo")
+			return ExitUsage
 		case "version", "--version":
 			fmt.Fprintf(io.Stdout, "site-agent %s\n", Version)
 			return ExitOK
 		case "help", "-h", "--help":
-			fmt.Fprint(io.Stdout, usage)
+			fmt.Fprint(io.Stdout, usageText(extra))
 			return ExitOK
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(io.Stderr, "site-agent: unknown command %q\n\n%s", args[0], usage)
+			fmt.Fprintf(io.Stderr, "site-agent: unknown command %q\n\n%s", args[0], usageText(extra))
 			return ExitUsage
 		}
 	}
 	return runCmd(ctx, args, io)
+}
+
+func usageText(extra []Command) string {
+	lines := ""
+	for _, c := range extra {
+		lines += "  " + c.Usage + "\n"
+	}
+	return fmt.Sprintf(usage, lines)
 }

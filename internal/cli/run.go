@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/secrets/vault"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
 

@@ -16,9 +16,10 @@ import (
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/backends/openstack"
 	"github.com/waldur/site-agent/internal/backends/rancher"
+	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/modes"
-	"github.com/waldur/site-agent/internal/secrets/vault"
 	"github.com/waldur/site-agent/internal/telemetry"
 	"github.com/waldur/site-agent/internal/waldurclient"
 )
@@ -212,9 +213,9 @@ func (a *agent) observer(name string) backends.Observer {
 		result := "ok"
 		switch {
 		case err == nil:
-		case backends.IsTransient(err):
+		case failure.IsTransient(err):
 			result = "transient"
-		case errors.Is(err, backends.ErrNotFound):
+		case errors.Is(err, failure.ErrNotFound):
 			result = "not_found"
 		default:
 			result = "error"

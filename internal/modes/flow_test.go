@@ -12,11 +12,12 @@ import (
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/scenario"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/sim/scenario"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 	"github.com/waldur/site-agent/internal/telemetry"
 	wc "github.com/waldur/site-agent/internal/waldurclient"
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
 )
 
 // flow is an in-process agent (one unit) against the simulator over loopback.
@@ -316,7 +317,7 @@ func (h halfMade) Create(ctx context.Context, req backends.CreateRequest) (backe
 	if err != nil {
 		return info, err
 	}
-	return info, backends.Errorf("network quota leaves no room for the tenant's router")
+	return info, failure.Errorf("network quota leaves no room for the tenant's router")
 }
 
 func TestHalfMadeResourceIsRecordedAndCleanedUpByTerminate(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/usage"
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
@@ -185,7 +186,7 @@ func (m *Membership) stamp(ctx context.Context, u *Unit, r wc.Resource) error {
 // permanent ones mark the Waldur resource erred with a readable reason.
 func (m *Membership) fail(ctx context.Context, u *Unit, r wc.Resource, err error) {
 	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
-	if backends.IsTransient(err) || ctx.Err() != nil {
+	if failure.IsTransient(err) || ctx.Err() != nil {
 		m.Env.Metrics.ResourceErrors.WithLabelValues(u.Offering.Name, "transient").Inc()
 		log.Warn("resource sync hit a temporary failure; retrying next pass", zap.Error(err))
 		return

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/usage"
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
@@ -17,7 +18,7 @@ import (
 func (m *Orders) execute(ctx context.Context, u *Unit, log *zap.Logger, teams *teamCache, o wc.Order) error {
 	prov := u.Backend.Provisioner
 	if prov == nil {
-		return backends.Errorf("backend %q cannot provision resources", u.Backend.Name)
+		return failure.Errorf("backend %q cannot provision resources", u.Backend.Name)
 	}
 	wr, err := u.Waldur.GetResource(ctx, o.ResourceUUID)
 	if err != nil {
@@ -36,7 +37,7 @@ func (m *Orders) execute(ctx context.Context, u *Unit, log *zap.Logger, teams *t
 		}
 		return prov.Delete(ctx, res)
 	}
-	return backends.Errorf("order type %q is not supported", o.Type)
+	return failure.Errorf("order type %q is not supported", o.Type)
 }
 
 func (m *Orders) create(ctx context.Context, u *Unit, log *zap.Logger, teams *teamCache, prov backends.Provisioner, wr wc.Resource, res backends.Resource) error {
@@ -101,15 +102,15 @@ func (m *Orders) createWithFreeName(ctx context.Context, u *Unit, prov backends.
 		}
 		req.Name = name
 		info, err := prov.Create(ctx, req)
-		if errors.Is(err, backends.ErrDuplicate) {
+		if errors.Is(err, failure.ErrDuplicate) {
 			continue
 		}
 		if err == nil && info.BackendID == "" {
-			return info, backends.Errorf("backend returned an empty id for %q", name)
+			return info, failure.Errorf("backend returned an empty id for %q", name)
 		}
 		return info, err
 	}
-	return backends.Info{}, backends.Errorf("unable to create resource: no free backend id after %d attempts (last tried %q)",
+	return backends.Info{}, failure.Errorf("unable to create resource: no free backend id after %d attempts (last tried %q)",
 		len(candidates), candidates[len(candidates)-1])
 }
 
@@ -128,7 +129,7 @@ func teamMembers(ctx context.Context, u *Unit, teams *teamCache, wr wc.Resource)
 
 func (m *Orders) update(ctx context.Context, u *Unit, prov backends.Provisioner, o wc.Order, res backends.Resource) error {
 	if res.BackendID == "" {
-		return backends.Errorf("resource has no backend id: it was never created on the backend")
+		return failure.Errorf("resource has no backend id: it was never created on the backend")
 	}
 	limits := res.Limits
 	if len(o.Limits) == 0 {

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
 
@@ -70,7 +71,7 @@ func (m *Orders) process(ctx context.Context, u *Unit, teams *teamCache, o wc.Or
 	switch {
 	case err == nil:
 		return m.finish(ctx, u, log, o, "done", u.Waldur.SetOrderDone(ctx, o.UUID))
-	case backends.IsTransient(err) || errors.Is(err, context.Canceled):
+	case failure.IsTransient(err) || errors.Is(err, context.Canceled):
 		log.Warn("order hit a temporary failure; it stays executing and is retried next cycle", zap.Error(err))
 		m.Env.Metrics.Orders.WithLabelValues(u.Offering.Name, o.Type, "retry").Inc()
 		return false

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
 
@@ -158,7 +159,7 @@ func TestPlanUsage(t *testing.T) {
 func TestPublicError(t *testing.T) {
 	hidden := &Env{ExposeDetails: false}
 	shown := &Env{ExposeDetails: true}
-	userErr := backends.Wrap(errTest("dial tcp 10.0.0.1:443: refused"), "Rancher project could not be created")
+	userErr := failure.Wrap(errTest("dial tcp 10.0.0.1:443: refused"), "Rancher project could not be created")
 	if got := hidden.publicError(userErr); got != "Rancher project could not be created" {
 		t.Errorf("hidden user error = %q", got)
 	}

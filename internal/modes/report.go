@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/usage"
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
@@ -160,7 +161,7 @@ func (run *periodRun) resource(ctx context.Context, r wc.Resource, got backends.
 		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "unchanged").Inc()
 	case usageSend:
 		if err := u.Waldur.SetUsage(ctx, r.UUID, run.date, items); err != nil {
-			if !run.current && backends.HasStatus(err, 400) && strings.Contains(err.Error(), "backfilling past billing periods") {
+			if !run.current && failure.HasStatus(err, 400) && strings.Contains(err.Error(), "backfilling past billing periods") {
 				log.Info("waldur refuses backfilling this period with the agent's token; skipped")
 				m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "skipped").Inc()
 				return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/telemetry"
 	"github.com/waldur/site-agent/internal/waldurclient"
@@ -63,12 +64,12 @@ type Mode interface {
 }
 
 // publicError turns a failure into the text stored on a Waldur order or resource. With
-// expose_backend_error_details off, only messages written for users (backends.Error) pass.
+// expose_backend_error_details off, only messages written for users (failure.Error) pass.
 func (e *Env) publicError(err error) string {
 	if e.ExposeDetails {
 		return secret.Scrub(err.Error())
 	}
-	if msg, ok := backends.PublicMessage(err); ok {
+	if msg, ok := failure.PublicMessage(err); ok {
 		return secret.Scrub(msg)
 	}
 	return "Internal backend error. Please contact the service provider."

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -82,12 +82,12 @@ func (o *oidcAuth) fetch(ctx context.Context) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := o.rc.Do(req)
 	if err != nil {
-		return backends.Transient(fmt.Errorf("oidc token request to %s: %w", redactURL(o.cfg.TokenURL), stripURL(err)))
+		return failure.Transient(fmt.Errorf("oidc token request to %s: %w", redactURL(o.cfg.TokenURL), stripURL(err)))
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return backends.StatusErr("oidc", http.MethodPost, redactURL(o.cfg.TokenURL), resp.StatusCode, []byte(secret.Scrub(string(data))))
+		return failure.StatusErr("oidc", http.MethodPost, redactURL(o.cfg.TokenURL), resp.StatusCode, []byte(secret.Scrub(string(data))))
 	}
 	var body struct {
 		AccessToken string  `json:"access_token"`

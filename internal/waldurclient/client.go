@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"go.uber.org/zap"
 
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/upstream"
 )
@@ -154,20 +154,20 @@ func (c *Client) send(ctx context.Context, cl call, out any, target string, retr
 	info := RequestInfo{Method: cl.method, Endpoint: cl.tmpl, Duration: time.Since(start)}
 	if err != nil {
 		c.report(info)
-		return nil, backends.Transient(fmt.Errorf("waldur %s %s: %w", cl.method, cl.tmpl, stripURL(err)))
+		return nil, failure.Transient(fmt.Errorf("waldur %s %s: %w", cl.method, cl.tmpl, stripURL(err)))
 	}
 	defer resp.Body.Close()
 	info.Status = resp.StatusCode
 	c.report(info)
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return nil, backends.Transient(fmt.Errorf("waldur %s %s: reading response: %w", cl.method, cl.tmpl, err))
+		return nil, failure.Transient(fmt.Errorf("waldur %s %s: reading response: %w", cl.method, cl.tmpl, err))
 	}
 	if resp.StatusCode == http.StatusUnauthorized && retryAuth && c.auth.invalidate() {
 		return c.send(ctx, cl, out, target, false)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, backends.StatusErr("waldur", cl.method, c.pathOf(cl), resp.StatusCode, []byte(secret.Scrub(string(data))))
+		return nil, failure.StatusErr("waldur", cl.method, c.pathOf(cl), resp.StatusCode, []byte(secret.Scrub(string(data))))
 	}
 	if out != nil && len(bytes.TrimSpace(data)) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {

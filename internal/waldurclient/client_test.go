@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -64,7 +64,7 @@ func TestMalformedResponsesGiveClearErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "malformed") {
 				t.Fatalf("want a 'malformed' error, got %v", err)
 			}
-			if backends.IsTransient(err) {
+			if failure.IsTransient(err) {
 				t.Fatal("a malformed response is not transient")
 			}
 		})
@@ -125,8 +125,8 @@ func TestErrorsAreClassified(t *testing.T) {
 				fmt.Fprint(w, `{"detail":"because tok-abcdef said so"}`)
 			}, nil)
 			err := cl.SetOrderDone(context.Background(), "o1")
-			if err == nil || backends.IsTransient(err) != c.transient || !backends.HasStatus(err, c.status) {
-				t.Fatalf("err %v transient=%v", err, backends.IsTransient(err))
+			if err == nil || failure.IsTransient(err) != c.transient || !failure.HasStatus(err, c.status) {
+				t.Fatalf("err %v transient=%v", err, failure.IsTransient(err))
 			}
 			if strings.Contains(err.Error(), "tok-abcdef") {
 				t.Fatal("error leaks the token echoed by the server")
@@ -148,7 +148,7 @@ func TestNetworkFailureIsTransient(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.ListOrders(context.Background(), "off")
-	if !backends.IsTransient(err) {
+	if !failure.IsTransient(err) {
 		t.Fatalf("connection refused must be transient: %v", err)
 	}
 }
@@ -208,10 +208,10 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 		http.Redirect(w, r, "http://evil.example/steal", http.StatusFound)
 	}, nil)
 	_, err := c.Me(context.Background())
-	if err == nil || !backends.HasStatus(err, http.StatusFound) {
+	if err == nil || !failure.HasStatus(err, http.StatusFound) {
 		t.Fatalf("want the 302 as an error, got %v", err)
 	}
-	var se *backends.StatusError
+	var se *failure.StatusError
 	if !errors.As(err, &se) {
 		t.Fatal("want a StatusError")
 	}

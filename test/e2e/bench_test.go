@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waldur/site-agent/internal/scenario"
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/scenario"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 // BenchmarkBinary measures the built binary as a process against the simulator (1 ms latency):

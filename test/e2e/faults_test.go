@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 // With 30% of Waldur requests failing in every way (5xx, 429, resets, lost responses), every

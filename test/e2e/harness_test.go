@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/backends/inmemory"
-	"github.com/waldur/site-agent/internal/scenario"
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/scenario"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 var binary string

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 func TestMembershipSyncsTeamStatusAndRecovers(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 // osOrders is the state the stages of TestOpenStackTenantOrders share.

@@ -24,9 +24,9 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/openstack"
-	"github.com/waldur/site-agent/internal/scenario"
+	"github.com/waldur/site-agent/internal/sim/scenario"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 	"github.com/waldur/site-agent/internal/testenv/osenv"
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
 )
 
 // osWorld is a Waldur simulator seeded with an OpenStack tenant offering, the real loopback

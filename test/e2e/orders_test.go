@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 func TestOrdersCreateUpdateTerminate(t *testing.T) {

@@ -10,11 +10,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/waldur/site-agent/internal/backends/keycloak"
-	"github.com/waldur/site-agent/internal/backends/keycloak/keycloaksim"
-	"github.com/waldur/site-agent/internal/backends/rancher/ranchersim"
+	"github.com/waldur/site-agent/internal/clients/keycloak"
 	"github.com/waldur/site-agent/internal/secret"
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/keycloaksim"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 const e2eGroup = "/c_cme2e000/project_dark-matter_workloads-manage"

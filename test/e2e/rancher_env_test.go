@@ -14,11 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/waldur/site-agent/internal/backends/keycloak/keycloaksim"
-	"github.com/waldur/site-agent/internal/backends/rancher/ranchersim"
-	"github.com/waldur/site-agent/internal/scenario"
+	"github.com/waldur/site-agent/internal/sim/keycloaksim"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/sim/scenario"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 	"github.com/waldur/site-agent/internal/testenv/kubeenv"
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
 )
 
 const rancherCluster = "c-m-e2e00001"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 // Requests one `order_process --once` run makes per Create order to Waldur, Rancher (v3 and

@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 func TestReportUsageIdempotentWithPerUserShares(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waldur/site-agent/internal/backends"
-	sv "github.com/waldur/site-agent/internal/secrets/vault"
+	sv "github.com/waldur/site-agent/internal/clients/vault"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // TestAuthMethodsResolveReferences logs in with each method against the real core and
@@ -91,7 +91,7 @@ func TestErrorsNameTheProblemNotTheSecret(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v\nwant %q", err, tc.want)
 			}
-			if backends.IsTransient(err) {
+			if failure.IsTransient(err) {
 				t.Fatalf("a permanent problem marked transient: %v", err)
 			}
 			t.Logf("message: %v", err)

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waldur/site-agent/internal/scenario"
-	"github.com/waldur/site-agent/internal/waldurclient/waldursim"
+	"github.com/waldur/site-agent/internal/sim/scenario"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 var (

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	sv "github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/secret"
-	sv "github.com/waldur/site-agent/internal/secrets/vault"
 )
 
 // vaultYAML is the vault section of a configuration file for this cluster.

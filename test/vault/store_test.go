@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/waldur/site-agent/internal/backends"
-	sv "github.com/waldur/site-agent/internal/secrets/vault"
+	sv "github.com/waldur/site-agent/internal/clients/vault"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // TestStoreOnKV2AndKV1 runs the SecretStore contract against both KV versions with an AppRole
@@ -24,7 +25,7 @@ func TestStoreOnKV2AndKV1(t *testing.T) {
 	ctx := context.Background()
 	for _, path := range []string{"secret/tenants/t1", "kv1/tenants/t1"} {
 		t.Run(path, func(t *testing.T) {
-			if _, err := st.Get(ctx, path); !errors.Is(err, backends.ErrNotFound) {
+			if _, err := st.Get(ctx, path); !errors.Is(err, failure.ErrNotFound) {
 				t.Fatalf("absent secret: %v", err)
 			}
 			first := map[string]string{"username": "t1-admin", "password": "first-pass-0001"}
@@ -43,7 +44,7 @@ func TestStoreOnKV2AndKV1(t *testing.T) {
 					t.Fatalf("delete %d: %v", i, err)
 				}
 			}
-			if _, err := st.Get(ctx, path); !errors.Is(err, backends.ErrNotFound) {
+			if _, err := st.Get(ctx, path); !errors.Is(err, failure.ErrNotFound) {
 				t.Fatalf("after delete: %v", err)
 			}
 		})
@@ -55,7 +56,7 @@ func TestStoreOnKV2AndKV1(t *testing.T) {
 	t.Run("policy forbids the path", func(t *testing.T) {
 		err := st.Put(ctx, "secret/site/rancher", map[string]string{"password": "overwrite-attempt-1"})
 		if err == nil || !strings.Contains(err.Error(), "writing secret/site/rancher (KV v2 mount secret/): permission denied") ||
-			backends.IsTransient(err) || strings.Contains(err.Error(), "overwrite-attempt-1") {
+			failure.IsTransient(err) || strings.Contains(err.Error(), "overwrite-attempt-1") {
 			t.Fatalf("got %v", err)
 		}
 	})

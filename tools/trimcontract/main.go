@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-const defaultOut = "internal/waldurclient/waldursim/contract/waldur-openapi-8.0.5-trimmed.yaml"
+const defaultOut = "internal/sim/waldursim/contract/waldur-openapi-8.0.5-trimmed.yaml"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

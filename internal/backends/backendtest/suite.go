@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Options describe the backend under test.
@@ -84,7 +85,7 @@ func createIdempotent(ctx context.Context, t *testing.T, o Options, b backends.B
 	}
 	missing := first
 	missing.BackendID = "does-not-exist-" + res.Slug
-	if _, err := p.Lookup(ctx, missing); !errors.Is(err, backends.ErrNotFound) {
+	if _, err := p.Lookup(ctx, missing); !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("lookup of a missing object: want ErrNotFound, got %v", err)
 	}
 	cleanup(ctx, t, p, first)
@@ -98,7 +99,7 @@ func createDuplicate(ctx context.Context, t *testing.T, o Options, b backends.Ba
 	defer cleanup(ctx, t, p, a)
 	other.Slug = a.Slug // another resource wanting the same name
 	info, err := p.Create(ctx, backends.CreateRequest{Resource: other, Name: name})
-	if !errors.Is(err, backends.ErrDuplicate) {
+	if !errors.Is(err, failure.ErrDuplicate) {
 		if err == nil {
 			other.BackendID = info.BackendID
 			cleanup(ctx, t, p, other)
@@ -144,7 +145,7 @@ func deleteIdempotent(ctx context.Context, t *testing.T, o Options, b backends.B
 			t.Fatalf("delete #%d: %v", i+1, err)
 		}
 	}
-	if _, err := p.Lookup(ctx, res); !errors.Is(err, backends.ErrNotFound) {
+	if _, err := p.Lookup(ctx, res); !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("lookup after delete: want ErrNotFound, got %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Settings are the backend_settings the in-memory backend reads.
@@ -115,9 +116,9 @@ func (b *Backend) fault(op string) error {
 		return nil
 	}
 	if f.Kind == "permanent" {
-		return backends.Errorf("injected permanent failure in %s", op)
+		return failure.Errorf("injected permanent failure in %s", op)
 	}
-	return backends.Transient(fmt.Errorf("injected transient failure in %s", op))
+	return failure.Transient(fmt.Errorf("injected transient failure in %s", op))
 }
 
 func (b *Backend) pause() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/backendtest"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 var testComps = backends.Components{{Name: "cpu", UnitFactor: 1}, {Name: "mem", UnitFactor: 1}}
@@ -105,11 +106,11 @@ func TestFaultsAreDeterministicAndTyped(t *testing.T) {
 		for i := 0; i < 20; i++ {
 			_, err := be.Create(context.Background(), backends.CreateRequest{Resource: resource(i), Name: fmt.Sprintf("r%d", i)})
 			out = append(out, err != nil)
-			if err != nil && kind == "transient" && !backends.IsTransient(err) {
+			if err != nil && kind == "transient" && !failure.IsTransient(err) {
 				t.Fatalf("transient fault not marked transient: %v", err)
 			}
-			var be *backends.Error
-			if err != nil && kind == "permanent" && (backends.IsTransient(err) || !errors.As(err, &be)) {
+			var be *failure.Error
+			if err != nil && kind == "permanent" && (failure.IsTransient(err) || !errors.As(err, &be)) {
 				t.Fatalf("permanent fault should be a user-facing error: %v", err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // do runs one operation: latency, context check, fault injection, then fn under the write lock.
@@ -30,14 +31,14 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 		req.Name = id // ids are names here: a vanished object comes back under its old id
 	}
 	if req.Name == "" {
-		return backends.Info{}, backends.Errorf("no name given for the new resource")
+		return backends.Info{}, failure.Errorf("no name given for the new resource")
 	}
 	var info backends.Info
 	err := b.do(ctx, "create", func(st *state) error {
 		obj, exists := st.Objects[req.Name]
 		switch {
 		case exists && obj.ResourceUUID != req.Resource.UUID:
-			return fmt.Errorf("%q belongs to resource %s: %w", req.Name, obj.ResourceUUID, backends.ErrDuplicate)
+			return fmt.Errorf("%q belongs to resource %s: %w", req.Name, obj.ResourceUUID, failure.ErrDuplicate)
 		case exists:
 			if !sameLimits(obj.Limits, req.Resource.Limits) {
 				obj.Limits = req.Resource.Limits.Clone()
@@ -66,7 +67,7 @@ func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.I
 	err := b.read(func(st *state) error {
 		obj, ok := st.Objects[res.BackendID]
 		if !ok {
-			return fmt.Errorf("in-memory object %q: %w", res.BackendID, backends.ErrNotFound)
+			return fmt.Errorf("in-memory object %q: %w", res.BackendID, failure.ErrNotFound)
 		}
 		info = backends.Info{BackendID: obj.ID, Limits: obj.Limits.Clone()}
 		return nil
@@ -157,7 +158,7 @@ func (b *Backend) RemoveMembers(ctx context.Context, res backends.Resource, user
 func find(st *state, res backends.Resource) (*Object, error) {
 	obj, ok := st.Objects[res.BackendID]
 	if !ok {
-		return nil, fmt.Errorf("in-memory object %q: %w", res.BackendID, backends.ErrNotFound)
+		return nil, fmt.Errorf("in-memory object %q: %w", res.BackendID, failure.ErrNotFound)
 	}
 	return obj, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Object is one resource's backend object.
@@ -79,7 +80,7 @@ func (b *Backend) with(save bool, fn func(*state) error) error {
 	}
 	unlock, err := lockFile(path+".lock", save)
 	if err != nil {
-		return backends.Transient(fmt.Errorf("lock state file: %w", err))
+		return failure.Transient(fmt.Errorf("lock state file: %w", err))
 	}
 	defer unlock()
 	st, err := loadState(path)
@@ -122,7 +123,7 @@ func loadState(path string) (*state, error) {
 	}
 	st := newState()
 	if err := json.Unmarshal(data, st); err != nil {
-		return nil, backends.Errorf("in-memory state file %s is corrupt: %v", path, err)
+		return nil, failure.Errorf("in-memory state file %s is corrupt: %v", path, err)
 	}
 	if st.Objects == nil {
 		st.Objects = map[string]*Object{}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Backend is the OpenStack tenant backend.
@@ -126,10 +127,10 @@ const maxNameLen = 64
 func (b *Backend) namesFor(requested string) (names, error) {
 	p := b.settings.TenantPrefix + requested
 	if requested == "" {
-		return names{}, backends.Errorf("no name given for the new tenant")
+		return names{}, failure.Errorf("no name given for the new tenant")
 	}
 	if len(p) > maxNameLen {
-		return names{}, backends.Errorf("tenant name %q is longer than Keystone's %d characters", p, maxNameLen)
+		return names{}, failure.Errorf("tenant name %q is longer than Keystone's %d characters", p, maxNameLen)
 	}
 	return names{project: p, network: p + "-int-net", subnet: p + "-sub-net", router: p + "-router", user: p}, nil
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/openstack"
-	"github.com/waldur/site-agent/internal/backends/openstack/openstacksim"
+	"github.com/waldur/site-agent/internal/sim/openstacksim"
 )
 
 // benchCreate creates b.N tenants (timed) and deletes them (not timed), reporting API calls

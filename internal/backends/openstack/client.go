@@ -13,8 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
-
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // clients are the authenticated service clients and the ids resolved once per connection.
@@ -77,7 +76,7 @@ func (b *Backend) connect(ctx context.Context) (*clients, error) {
 	for _, st := range steps {
 		sc, err := st.new(provider, eo)
 		if err != nil {
-			return nil, backends.Wrap(err, fmt.Sprintf("openstack catalog has no %s endpoint (region %q, interface %s)", st.name, s.RegionName, s.Interface))
+			return nil, failure.Wrap(err, fmt.Sprintf("openstack catalog has no %s endpoint (region %q, interface %s)", st.name, s.RegionName, s.Interface))
 		}
 		*st.dst = sc
 	}
@@ -114,7 +113,7 @@ func findDomain(ctx context.Context, id *gophercloud.ServiceClient, name string)
 		return "", err
 	}
 	if len(all) != 1 {
-		return "", backends.Errorf("openstack: Keystone domain %q not found", name)
+		return "", failure.Errorf("openstack: Keystone domain %q not found", name)
 	}
 	return all[0].ID, nil
 }
@@ -129,7 +128,7 @@ func findRole(ctx context.Context, id *gophercloud.ServiceClient, name string) (
 		return "", err
 	}
 	if len(all) != 1 {
-		return "", backends.Errorf("openstack: Keystone role %q (member_role) not found", name)
+		return "", failure.Errorf("openstack: Keystone role %q (member_role) not found", name)
 	}
 	return all[0].ID, nil
 }
@@ -161,17 +160,17 @@ func findExternalNetwork(ctx context.Context, nc *gophercloud.ServiceClient, nam
 	}
 	switch {
 	case len(found) == 0:
-		return "", backends.Errorf("openstack: external network %q not found", nameOrID)
+		return "", failure.Errorf("openstack: external network %q not found", nameOrID)
 	case len(found) > 1:
-		return "", backends.Errorf("openstack: %d networks are named %q; set external_network to the id", len(found), nameOrID)
+		return "", failure.Errorf("openstack: %d networks are named %q; set external_network to the id", len(found), nameOrID)
 	case !found[0].External:
-		return "", backends.Errorf("openstack: network %q is not external (router:external is false)", nameOrID)
+		return "", failure.Errorf("openstack: network %q is not external (router:external is false)", nameOrID)
 	}
 	return found[0].ID, nil
 }
 
 // classify turns a gophercloud error into the agent's error kinds: HTTP statuses become
-// backends.StatusError (transient for 5xx and 429), network failures are transient, context
+// failure.StatusError (transient for 5xx and 429), network failures are transient, context
 // errors pass through. svc names the upstream in messages.
 func classify(svc string, err error) error {
 	if err == nil {
@@ -180,8 +179,8 @@ func classify(svc string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	var pe *backends.Error
-	if errors.As(err, &pe) || backends.IsTransient(err) && hasStatus(err) {
+	var pe *failure.Error
+	if errors.As(err, &pe) || failure.IsTransient(err) && hasStatus(err) {
 		return err
 	}
 	var ue gophercloud.ErrUnexpectedResponseCode
@@ -190,25 +189,25 @@ func classify(svc string, err error) error {
 		if u, perr := url.Parse(ue.URL); perr == nil {
 			path = u.Path
 		}
-		se := backends.StatusErr(svc, ue.Method, path, ue.Actual, ue.Body)
+		se := failure.StatusErr(svc, ue.Method, path, ue.Actual, ue.Body)
 		if ue.Actual == http.StatusNotFound {
-			return fmt.Errorf("%w: %w", se, backends.ErrNotFound)
+			return fmt.Errorf("%w: %w", se, failure.ErrNotFound)
 		}
 		return se
 	}
-	if backends.IsTransient(err) {
-		return backends.Transient(err)
+	if failure.IsTransient(err) {
+		return failure.Transient(err)
 	}
 	return err
 }
 
 func hasStatus(err error) bool {
-	var se *backends.StatusError
+	var se *failure.StatusError
 	return errors.As(err, &se)
 }
 
 func isNotFound(err error) bool {
-	return gophercloud.ResponseCodeIs(err, http.StatusNotFound) || errors.Is(err, backends.ErrNotFound)
+	return gophercloud.ResponseCodeIs(err, http.StatusNotFound) || errors.Is(err, failure.ErrNotFound)
 }
 
 // dropConn forgets the connection so the next call re-authenticates (after auth errors).

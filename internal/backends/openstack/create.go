@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Create implements backends.Provisioner: the tenant creation chain. Each step finds its
@@ -62,7 +63,7 @@ func (b *Backend) tenantProject(ctx context.Context, c *clients, req backends.Cr
 				n, nerr := b.namesFor(strings.TrimPrefix(p.Name, b.settings.TenantPrefix))
 				return p, n, false, nerr
 			}
-		case !errors.Is(err, backends.ErrNotFound):
+		case !errors.Is(err, failure.ErrNotFound):
 			return nil, names{}, false, err
 		}
 	}
@@ -77,7 +78,7 @@ func (b *Backend) tenantProject(ctx context.Context, c *clients, req backends.Cr
 // Lookup implements backends.Provisioner.
 func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.Info, error) {
 	if res.BackendID == "" {
-		return backends.Info{}, fmt.Errorf("openstack project with an empty id: %w", backends.ErrNotFound)
+		return backends.Info{}, fmt.Errorf("openstack project with an empty id: %w", failure.ErrNotFound)
 	}
 	c, err := b.conn(ctx)
 	if err != nil {
@@ -150,7 +151,7 @@ func (b *Backend) checkUsage(ctx context.Context, c *clients, p *projects.Projec
 		used[svc] = u
 	}
 	if below := b.quotas.belowUsage(want, used); len(below) > 0 {
-		return backends.Errorf("new limits are below what tenant %s already uses: %s; free resources first, nothing was changed",
+		return failure.Errorf("new limits are below what tenant %s already uses: %s; free resources first, nothing was changed",
 			p.Name, strings.Join(below, ", "))
 	}
 	return nil
@@ -203,8 +204,8 @@ func (b *Backend) ownLimits(limits backends.Quantities) backends.Quantities {
 // refusal turns a service's 400 on a quota update into a user-facing error (its message
 // explains the refusal, e.g. a limit below usage); other errors pass unchanged.
 func refusal(err error) error {
-	if backends.HasStatus(err, 400) {
-		return backends.Wrap(err, "OpenStack refused the new quotas")
+	if failure.HasStatus(err, 400) {
+		return failure.Wrap(err, "OpenStack refused the new quotas")
 	}
 	return err
 }

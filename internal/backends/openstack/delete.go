@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Delete implements backends.Provisioner: the tenant is taken apart in dependency order —
@@ -32,14 +33,14 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 		return err
 	}
 	p, err := c.getProject(ctx, res.BackendID)
-	if errors.Is(err, backends.ErrNotFound) {
+	if errors.Is(err, failure.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	if owner, _ := tagValue(p.Tags, ownerTagPrefix); owner != res.UUID {
-		return backends.Errorf("openstack project %s (%s) is not tagged for Waldur resource %s; refusing to delete it", p.Name, p.ID, res.UUID)
+		return failure.Errorf("openstack project %s (%s) is not tagged for Waldur resource %s; refusing to delete it", p.Name, p.ID, res.UUID)
 	}
 	if err := b.clearWorkloads(ctx, c, p); err != nil {
 		return err

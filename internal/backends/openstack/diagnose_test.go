@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/waldur/site-agent/internal/backends"
-	"github.com/waldur/site-agent/internal/backends/openstack/openstacksim"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/sim/openstacksim"
 )
 
 func checksByName(cs []backends.Check) map[string]backends.Check {
@@ -83,13 +84,13 @@ func TestPing(t *testing.T) {
 		t.Fatalf("the renewed token must be valid: %v, %v", err, env.sim.Calls())
 	}
 	env.sim.SetDown("keystone", true)
-	if err := b.Ping(ctxT(t)); !backends.IsTransient(err) {
+	if err := b.Ping(ctxT(t)); !failure.IsTransient(err) {
 		t.Fatalf("ping with Keystone down: want transient, got %v", err)
 	}
 	env.sim.SetDown("keystone", false)
 	bad := env.backend(t, backendOpts{settings: map[string]any{"password": "nope-nope"}})
 	err := bad.Ping(ctxT(t))
-	if err == nil || backends.IsTransient(err) || !strings.Contains(err.Error(), "401") {
+	if err == nil || failure.IsTransient(err) || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("wrong password: want a permanent 401, got %v", err)
 	}
 }

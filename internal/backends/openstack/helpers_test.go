@@ -19,7 +19,8 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/openstack"
-	"github.com/waldur/site-agent/internal/backends/openstack/openstacksim"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/sim/openstacksim"
 )
 
 // testComps maps Waldur components to quotas: cores (count), ram (Waldur GB → MB), storage
@@ -176,7 +177,7 @@ func (m *memSecrets) Get(_ context.Context, path string) (map[string]string, err
 	defer m.mu.Unlock()
 	d, ok := m.data[path]
 	if !ok {
-		return nil, fmt.Errorf("secret %s: %w", path, backends.ErrNotFound)
+		return nil, fmt.Errorf("secret %s: %w", path, failure.ErrNotFound)
 	}
 	return maps.Clone(d), nil
 }

@@ -13,8 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
-
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // networkIDs are the tenant's internal network objects.
@@ -41,8 +40,8 @@ func (b *Backend) ensureNetworking(ctx context.Context, c *clients, projectID st
 
 func neutronErr(what string, err error) error {
 	err = classify("neutron", fmt.Errorf("%s: %w", what, err))
-	if backends.HasStatus(err, 409) && strings.Contains(err.Error(), "Quota exceeded") {
-		return backends.Wrap(err, "the tenant's limits leave no room for its own network objects ("+what+
+	if failure.HasStatus(err, 409) && strings.Contains(err.Error(), "Quota exceeded") {
+		return failure.Wrap(err, "the tenant's limits leave no room for its own network objects ("+what+
 			"); allow at least 1 network, subnet, router and port, and the configured security groups and rules")
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // findProject returns the project with that name in the tenant domain, or nil.
@@ -29,7 +30,7 @@ func (c *clients) getProject(ctx context.Context, id string) (*projects.Project,
 	p, err := projects.Get(ctx, c.identity, id).Extract()
 	if err != nil {
 		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
-			return nil, fmt.Errorf("openstack project %q: %w", id, backends.ErrNotFound)
+			return nil, fmt.Errorf("openstack project %q: %w", id, failure.ErrNotFound)
 		}
 		return nil, classify("keystone", fmt.Errorf("read project %s: %w", id, err))
 	}
@@ -53,7 +54,7 @@ func (c *clients) ensureProject(ctx context.Context, n names, res backends.Resou
 		case gophercloud.ResponseCodeIs(err, http.StatusConflict):
 			// created concurrently (or by a lost response of ours): look again
 			if p, err = c.findProject(ctx, n.project); err == nil && p == nil {
-				err = backends.Transient(fmt.Errorf("project %q conflicts but cannot be found", n.project))
+				err = failure.Transient(fmt.Errorf("project %q conflicts but cannot be found", n.project))
 			}
 		case err != nil:
 			return nil, false, classify("keystone", fmt.Errorf("create project %q: %w", n.project, err))
@@ -68,7 +69,7 @@ func (c *clients) ensureProject(ctx context.Context, n names, res backends.Resou
 		if !ok {
 			owner = "no Waldur resource (not created by site-agent)"
 		}
-		return nil, false, fmt.Errorf("openstack project %q belongs to %s: %w", n.project, owner, backends.ErrDuplicate)
+		return nil, false, fmt.Errorf("openstack project %q belongs to %s: %w", n.project, owner, failure.ErrDuplicate)
 	}
 	return p, created, nil
 }
@@ -76,14 +77,14 @@ func (c *clients) ensureProject(ctx context.Context, n names, res backends.Resou
 // ownedProject reads the project of res and checks it carries res's owner tag.
 func (c *clients) ownedProject(ctx context.Context, res backends.Resource) (*projects.Project, error) {
 	if res.BackendID == "" {
-		return nil, backends.Errorf("resource has no backend id: the tenant was never created")
+		return nil, failure.Errorf("resource has no backend id: the tenant was never created")
 	}
 	p, err := c.getProject(ctx, res.BackendID)
 	if err != nil {
 		return nil, err
 	}
 	if owner, _ := tagValue(p.Tags, ownerTagPrefix); owner != res.UUID {
-		return nil, backends.Errorf("openstack project %s (%s) is not tagged for Waldur resource %s; refusing to manage it", p.Name, p.ID, res.UUID)
+		return nil, failure.Errorf("openstack project %s (%s) is not tagged for Waldur resource %s; refusing to manage it", p.Name, p.ID, res.UUID)
 	}
 	return p, nil
 }

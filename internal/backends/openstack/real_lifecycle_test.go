@@ -20,6 +20,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/pagination"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // tenantObjects counts a project's Neutron objects through the admin API.
@@ -101,13 +102,13 @@ func TestRealTenantLifecycle(t *testing.T) {
 	step(t, "usage", func() { checkRealUsage(t, b, res) })
 	step(t, "update below usage", func() {
 		err := b.SetLimits(ctxT(t), res, backends.Quantities{"cores": 4, "ram": 8192, "storage": 2, "floating_ip": 2, "net": 3})
-		if msg, ok := backends.PublicMessage(err); !ok || !strings.Contains(msg, "storage") {
+		if msg, ok := failure.PublicMessage(err); !ok || !strings.Contains(msg, "storage") {
 			t.Fatalf("want a refusal naming storage, got %v", err)
 		}
 	})
 	step(t, "pause, limits, restore", func() { r.pauseAndRestore(t, b, res) })
 	step(t, "delete refused while the volume exists", func() {
-		if _, ok := backends.PublicMessage(b.Delete(ctxT(t), res)); !ok {
+		if _, ok := failure.PublicMessage(b.Delete(ctxT(t), res)); !ok {
 			t.Fatal("delete with a volume must be refused with a message")
 		}
 	})

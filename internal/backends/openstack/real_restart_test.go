@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/testenv/osenv"
 )
 
@@ -95,7 +96,7 @@ func TestRealNeutronCrashMidCreate(t *testing.T) {
 	if !crash.done.Load() {
 		t.Fatalf("the create never reached the router (err %v)", err)
 	}
-	if !backends.IsTransient(err) {
+	if !failure.IsTransient(err) {
 		t.Fatalf("the interrupted pass must fail as transient, got %v", err)
 	}
 	t.Logf("interrupted pass: %v", err)

@@ -8,7 +8,8 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/openstack"
-	"github.com/waldur/site-agent/internal/backends/openstack/openstacksim"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/sim/openstacksim"
 )
 
 // fullTenant is what a finished tenant holds in the simulator with the default settings.
@@ -25,7 +26,7 @@ func createUntilDone(t *testing.T, b *openstack.Backend, res backends.Resource, 
 			return res, i
 		}
 		t.Logf("pass %d: %v", i, err)
-		if !backends.IsTransient(err) {
+		if !failure.IsTransient(err) {
 			t.Fatalf("pass %d: a fault must give a transient error, got %v", i, err)
 		}
 	}
@@ -105,7 +106,7 @@ func TestRandomFaultsDuringCreateAndDelete(t *testing.T) {
 		if err = b.Delete(ctxT(t), res); err == nil {
 			break
 		}
-		if !backends.IsTransient(err) {
+		if !failure.IsTransient(err) {
 			t.Fatalf("delete under faults: %v", err)
 		}
 	}
@@ -130,7 +131,7 @@ func TestNeutronDownDuringCreate(t *testing.T) {
 	}
 	env.sim.SetDown("neutron", true)
 	_, err := b.Create(ctxT(t), backends.CreateRequest{Resource: resource(1), Name: "outage"})
-	if !backends.IsTransient(err) {
+	if !failure.IsTransient(err) {
 		t.Fatalf("want a transient error while Neutron is down, got %v", err)
 	}
 	env.sim.SetDown("neutron", false)
@@ -166,15 +167,15 @@ func TestErrorsAreClassified(t *testing.T) {
 	res := create(t, b, resource(1), "classes")
 	env.sim.FailNext("nova PUT /os-quota-sets/{project}", 5, openstacksim.Fault503)
 	err := b.SetLimits(ctxT(t), res, backends.Quantities{"cores": 6})
-	if !backends.IsTransient(err) || !backends.HasStatus(err, 503) {
+	if !failure.IsTransient(err) || !failure.HasStatus(err, 503) {
 		t.Fatalf("persistent 503 after retries: want transient with status, got %v", err)
 	}
-	if _, public := backends.PublicMessage(err); public {
+	if _, public := failure.PublicMessage(err); public {
 		t.Errorf("a 503 is not a user-facing error: %v", err)
 	}
 	missing := res
 	missing.BackendID = "0123456789abcdef0123456789abcdef"
-	if err := b.SetLimits(ctxT(t), missing, backends.Quantities{"cores": 6}); !errors.Is(err, backends.ErrNotFound) {
+	if err := b.SetLimits(ctxT(t), missing, backends.Quantities{"cores": 6}); !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("set limits of a missing tenant: want ErrNotFound, got %v", err)
 	}
 }

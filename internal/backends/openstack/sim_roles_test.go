@@ -16,7 +16,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/openstack"
-	"github.com/waldur/site-agent/internal/backends/openstack/openstacksim"
+	"github.com/waldur/site-agent/internal/sim/openstacksim"
 )
 
 func TestTenantUserCredentialsGoToTheStoreOnly(t *testing.T) {

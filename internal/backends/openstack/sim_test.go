@@ -10,7 +10,8 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/backendtest"
-	"github.com/waldur/site-agent/internal/backends/openstack/openstacksim"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/sim/openstacksim"
 )
 
 func TestConformanceSim(t *testing.T) {
@@ -103,7 +104,7 @@ func TestAnotherResourcesProjectIsADuplicate(t *testing.T) {
 	b := env.backend(t, backendOpts{})
 	create(t, b, resource(1), "shared-name")
 	_, err := b.Create(ctxT(t), backends.CreateRequest{Resource: resource(2), Name: "shared-name"})
-	if !errors.Is(err, backends.ErrDuplicate) {
+	if !errors.Is(err, failure.ErrDuplicate) {
 		t.Fatalf("want ErrDuplicate, got %v", err)
 	}
 }
@@ -116,8 +117,8 @@ func TestUpdateBelowUsageIsRefusedAndChangesNothing(t *testing.T) {
 	env.sim.AddVolume(res.BackendID, 40)
 	env.sim.ResetCalls()
 	err := b.SetLimits(ctxT(t), res, backends.Quantities{"cores": 2, "ram": 8192, "storage": 30, "floating_ip": 2, "net": 3})
-	msg, public := backends.PublicMessage(err)
-	if err == nil || !public || backends.IsTransient(err) || !strings.Contains(msg, "cores") || !strings.Contains(msg, "storage") {
+	msg, public := failure.PublicMessage(err)
+	if err == nil || !public || failure.IsTransient(err) || !strings.Contains(msg, "cores") || !strings.Contains(msg, "storage") {
 		t.Fatalf("want a user-facing refusal naming cores and storage, got %v", err)
 	}
 	for op := range env.sim.Calls() {
@@ -141,7 +142,7 @@ func TestTerminateRefusesWorkloadsUnlessForceDestroy(t *testing.T) {
 	env.sim.AddVolume(res.BackendID, 10)
 	env.sim.AddFloatingIP(res.BackendID)
 	err := b.Delete(ctxT(t), res)
-	if msg, ok := backends.PublicMessage(err); !ok || !strings.Contains(msg, "1 server(s) and 1 volume(s)") || !strings.Contains(msg, "force_destroy") {
+	if msg, ok := failure.PublicMessage(err); !ok || !strings.Contains(msg, "1 server(s) and 1 volume(s)") || !strings.Contains(msg, "force_destroy") {
 		t.Fatalf("want a refusal naming servers, volumes and force_destroy, got %v", err)
 	}
 	if _, ok := env.sim.ProjectByName("wd-loaded"); !ok {
@@ -170,7 +171,7 @@ func TestDeleteRefusesAProjectOfAnotherResource(t *testing.T) {
 	res := create(t, b, resource(1), "mine")
 	other := res
 	other.UUID = resource(2).UUID
-	if _, ok := backends.PublicMessage(b.Delete(ctxT(t), other)); !ok {
+	if _, ok := failure.PublicMessage(b.Delete(ctxT(t), other)); !ok {
 		t.Fatal("delete with another resource's uuid must be refused with a message")
 	}
 	if _, ok := env.sim.ProjectByName("wd-mine"); !ok {
@@ -184,8 +185,8 @@ func TestLimitsWithoutRoomForTheTenantsNetworkAreExplained(t *testing.T) {
 	res := resource(1)
 	res.Limits["net"] = 0
 	_, err := b.Create(ctxT(t), backends.CreateRequest{Resource: res, Name: "cramped"})
-	msg, public := backends.PublicMessage(err)
-	if !public || backends.IsTransient(err) || !strings.Contains(msg, "create network") {
+	msg, public := failure.PublicMessage(err)
+	if !public || failure.IsTransient(err) || !strings.Contains(msg, "create network") {
 		t.Fatalf("want a user-facing explanation of the over-quota network, got %v", err)
 	}
 }
@@ -209,7 +210,7 @@ func TestVanishedTenantIsRecreatedUnderANewID(t *testing.T) {
 	if n := env.sim.ProjectCount(); n != 2 {
 		t.Fatalf("%d projects, want the admin project and the re-created tenant", n)
 	}
-	if _, err := b.Lookup(ctxT(t), backends.Resource{}); !errors.Is(err, backends.ErrNotFound) {
+	if _, err := b.Lookup(ctxT(t), backends.Resource{}); !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("lookup without an id: want ErrNotFound, got %v", err)
 	}
 }

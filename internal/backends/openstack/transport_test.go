@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
-
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // TestRetriesByRequest checks which requests newHTTPClient repeats: creates (POSTs but token
@@ -66,17 +65,17 @@ func TestClassify(t *testing.T) {
 	status := func(code int) error {
 		return gophercloud.ErrUnexpectedResponseCode{Method: "GET", URL: "http://h/v3/projects?name=secret", Actual: code, Body: []byte("boom")}
 	}
-	if err := classify("keystone", status(503)); !backends.IsTransient(err) || !backends.HasStatus(err, 503) {
+	if err := classify("keystone", status(503)); !failure.IsTransient(err) || !failure.HasStatus(err, 503) {
 		t.Errorf("503: %v", err)
 	}
 	err := classify("keystone", status(404))
-	if !errors.Is(err, backends.ErrNotFound) || backends.IsTransient(err) || strings.Contains(err.Error(), "secret") {
+	if !errors.Is(err, failure.ErrNotFound) || failure.IsTransient(err) || strings.Contains(err.Error(), "secret") {
 		t.Errorf("404 must be not-found, permanent, without the query: %v", err)
 	}
-	if err := classify("neutron", status(409)); backends.IsTransient(err) || !backends.HasStatus(err, 409) {
+	if err := classify("neutron", status(409)); failure.IsTransient(err) || !failure.HasStatus(err, 409) {
 		t.Errorf("409: %v", err)
 	}
-	if err := classify("nova", &net.OpError{Op: "read", Err: errors.New("reset")}); !backends.IsTransient(err) {
+	if err := classify("nova", &net.OpError{Op: "read", Err: errors.New("reset")}); !failure.IsTransient(err) {
 		t.Errorf("network errors are transient: %v", err)
 	}
 }

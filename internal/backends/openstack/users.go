@@ -13,7 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	"go.uber.org/zap"
 
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -54,7 +54,7 @@ func (b *Backend) ensureTenantUser(ctx context.Context, c *clients, projectID st
 	creds, err := b.secrets.Get(ctx, path)
 	fresh := false
 	switch {
-	case errors.Is(err, backends.ErrNotFound):
+	case errors.Is(err, failure.ErrNotFound):
 		if creds, err = b.newCredentials(projectID, n); err != nil {
 			return err
 		}
@@ -76,14 +76,14 @@ func (b *Backend) ensureTenantUser(ctx context.Context, c *clients, projectID st
 			Password: password.Reveal(), Description: "tenant user of " + n.project + " (site-agent)"}).Extract()
 		if gophercloud.ResponseCodeIs(err, http.StatusConflict) {
 			// created meanwhile (a retried POST or a concurrent pass): adopt it like any existing user
-			return backends.Transient(fmt.Errorf("tenant user %q appeared while it was being created; the next pass adopts it", n.user))
+			return failure.Transient(fmt.Errorf("tenant user %q appeared while it was being created; the next pass adopts it", n.user))
 		}
 		if err != nil {
 			return classify("keystone", fmt.Errorf("create tenant user %q: %w", n.user, err))
 		}
 		b.log.Info("tenant user created", zap.String("user", n.user), zap.String("credentials_path", path))
 	case u.DefaultProjectID != projectID:
-		return backends.Errorf("Keystone user %q already exists for another project; cannot create the tenant user", n.user)
+		return failure.Errorf("Keystone user %q already exists for another project; cannot create the tenant user", n.user)
 	case fresh:
 		if _, err := users.Update(ctx, c.identity, u.ID, users.UpdateOpts{Password: password.Reveal()}).Extract(); err != nil {
 			return classify("keystone", fmt.Errorf("reset password of tenant user %q: %w", n.user, err))

@@ -10,9 +10,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
+	"github.com/waldur/site-agent/internal/failure"
 	"go.uber.org/zap"
-
-	"github.com/waldur/site-agent/internal/backends"
 )
 
 // workloads are the tenant's servers and volumes (ids).
@@ -56,7 +55,7 @@ func (b *Backend) clearWorkloads(ctx context.Context, c *clients, p *projects.Pr
 		return err
 	}
 	if !b.settings.ForceDestroy {
-		return backends.Errorf("tenant %s still has %d server(s) and %d volume(s); delete them first or set backend_settings.force_destroy",
+		return failure.Errorf("tenant %s still has %d server(s) and %d volume(s); delete them first or set backend_settings.force_destroy",
 			p.Name, len(w.servers), len(w.volumes))
 	}
 	b.log.Warn("force_destroy: deleting the tenant's servers and volumes", zap.String("project_id", p.ID),
@@ -76,7 +75,7 @@ func (b *Backend) clearWorkloads(ctx context.Context, c *clients, p *projects.Pr
 			}
 		}
 		if time.Now().After(deadline) {
-			return backends.Transient(fmt.Errorf("force_destroy: tenant %s still has %d server(s) and %d volume(s) after %s; will retry",
+			return failure.Transient(fmt.Errorf("force_destroy: tenant %s still has %d server(s) and %d volume(s) after %s; will retry",
 				p.Name, len(w.servers), len(w.volumes), b.settings.ForceDestroyWait))
 		}
 		select {

@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
-	"github.com/waldur/site-agent/internal/backends/keycloak"
+	"github.com/waldur/site-agent/internal/clients/keycloak"
 )
 
 // directory is what the backend needs from Keycloak; *keycloak.Client implements it.

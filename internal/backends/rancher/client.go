@@ -14,7 +14,7 @@ import (
 	"github.com/rancher/norman/clientbase"
 	"github.com/rancher/norman/types"
 
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/upstream"
 )
@@ -77,7 +77,7 @@ func (c *v3Client) bootstrap(ctx context.Context) (*clientbase.APIBaseClient, er
 	schemasURL := resp.Header.Get("X-API-Schemas")
 	_ = resp.Body.Close()
 	if schemasURL == "" {
-		return nil, backends.Errorf("%s is not a Rancher v3 API (no X-API-Schemas header); check backend_url", c.root)
+		return nil, failure.Errorf("%s is not a Rancher v3 API (no X-API-Schemas header); check backend_url", c.root)
 	}
 	if resp, err = c.get(hc, schemasURL); err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (c *v3Client) bootstrap(ctx context.Context) (*clientbase.APIBaseClient, er
 	defer resp.Body.Close()
 	var coll types.SchemaCollection
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&coll); err != nil {
-		return nil, backends.Transient(fmt.Errorf("rancher: decode schemas: %w", err))
+		return nil, failure.Transient(fmt.Errorf("rancher: decode schemas: %w", err))
 	}
 	byID := map[string]types.Schema{}
 	for _, s := range coll.Data {
@@ -93,7 +93,7 @@ func (c *v3Client) bootstrap(ctx context.Context) (*clientbase.APIBaseClient, er
 	}
 	for _, id := range []string{schemaProject, schemaBinding, schemaCluster} {
 		if _, ok := byID[id]; !ok {
-			return nil, backends.Errorf("the Rancher API at %s offers no %q schema to this token", c.root, id)
+			return nil, failure.Errorf("the Rancher API at %s offers no %q schema to this token", c.root, id)
 		}
 	}
 	ops := &clientbase.APIOperations{Opts: c.opts, Types: byID}
@@ -113,7 +113,7 @@ func (c *v3Client) get(hc *http.Client, target string) (*http.Response, error) {
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return nil, backends.StatusErr("rancher", http.MethodGet, pathOf(target), resp.StatusCode, body)
+		return nil, failure.StatusErr("rancher", http.MethodGet, pathOf(target), resp.StatusCode, body)
 	}
 	return resp, nil
 }
@@ -136,15 +136,15 @@ func (c *v3Client) call(ctx context.Context, method, what string, fn func(*clien
 func classify(method, what string, err error) error {
 	var ae *clientbase.APIError
 	if errors.As(err, &ae) {
-		se := backends.StatusErr("rancher", method, pathOf(ae.URL), ae.StatusCode, []byte(ae.Body))
+		se := failure.StatusErr("rancher", method, pathOf(ae.URL), ae.StatusCode, []byte(ae.Body))
 		if ae.StatusCode == http.StatusNotFound {
-			return fmt.Errorf("%w (%w)", se, backends.ErrNotFound)
+			return fmt.Errorf("%w (%w)", se, failure.ErrNotFound)
 		}
 		return se
 	}
 	var ue *url.Error
-	if errors.As(err, &ue) || backends.IsTransient(err) {
-		return backends.Transient(fmt.Errorf("rancher %s %s: %w", method, pathOf(what), unwrapURL(err)))
+	if errors.As(err, &ue) || failure.IsTransient(err) {
+		return failure.Transient(fmt.Errorf("rancher %s %s: %w", method, pathOf(what), unwrapURL(err)))
 	}
 	return fmt.Errorf("rancher %s %s: %w", method, pathOf(what), err)
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/waldur/site-agent/internal/backends"
-	"github.com/waldur/site-agent/internal/backends/rancher/ranchersim"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
 )
 
 // The v3 client against the simulator's v3 part (no Kubernetes needed).
@@ -61,7 +61,7 @@ func TestV3Client(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = b.v3.Project(ctx, p1.ID)
-	if !errors.Is(err, backends.ErrNotFound) || backends.IsTransient(err) {
+	if !errors.Is(err, failure.ErrNotFound) || failure.IsTransient(err) {
 		t.Fatalf("deleted project: want ErrNotFound, got %v", err)
 	}
 	if left, _ := b.v3.Bindings(ctx, map[string]any{"projectId": p1.ID}); len(left) != 0 {
@@ -76,7 +76,7 @@ func TestV3Errors(t *testing.T) {
 	t.Run("wrong secret", func(t *testing.T) {
 		b := core(f.backend(map[string]any{"password": "not-the-secret"}))
 		_, err := b.v3.Cluster(ctx, f.cluster)
-		if !backends.HasStatus(err, 401) || backends.IsTransient(err) {
+		if !failure.HasStatus(err, 401) || failure.IsTransient(err) {
 			t.Fatalf("want a permanent 401, got %v", err)
 		}
 		if strings.Contains(err.Error(), "not-the-secret") || strings.Contains(err.Error(), "token-sim01:") {
@@ -103,7 +103,7 @@ func TestV3Errors(t *testing.T) {
 	t.Run("retries give up with a transient error", func(t *testing.T) {
 		f.rs.FailNext("cluster.get", 20, ranchersim.Fault500)
 		_, err := b.v3.Cluster(ctx, f.cluster)
-		if !backends.IsTransient(err) || !backends.HasStatus(err, 500) {
+		if !failure.IsTransient(err) || !failure.HasStatus(err, 500) {
 			t.Fatalf("want transient 500, got %v", err)
 		}
 	})
@@ -111,7 +111,7 @@ func TestV3Errors(t *testing.T) {
 		f.rs.ResetCalls()
 		f.rs.FailNext("project.create", 1, ranchersim.Fault500)
 		_, err := b.v3.CreateProject(ctx, projectInput{ClusterID: f.cluster, Name: "once"})
-		if !backends.IsTransient(err) || f.rs.Calls()["project.create"] != 1 {
+		if !failure.IsTransient(err) || f.rs.Calls()["project.create"] != 1 {
 			t.Fatalf("POST after a 500: err %v, calls %v", err, f.rs.Calls())
 		}
 		f.rs.FailNext("project.create", 2, ranchersim.Fault503)
@@ -121,7 +121,7 @@ func TestV3Errors(t *testing.T) {
 	})
 	t.Run("validation errors are permanent", func(t *testing.T) {
 		_, err := b.v3.CreateProject(ctx, projectInput{ClusterID: "c-m-nope", Name: "x"})
-		if !backends.HasStatus(err, 422) || backends.IsTransient(err) || !strings.Contains(err.Error(), "InvalidReference") {
+		if !failure.HasStatus(err, 422) || failure.IsTransient(err) || !strings.Contains(err.Error(), "InvalidReference") {
 			t.Fatalf("want 422 InvalidReference, got %v", err)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Create implements backends.Provisioner: find-or-create the project, its namespace and quota,
@@ -59,7 +60,7 @@ func (b *Backend) recordedOrNamedProject(ctx context.Context, res backends.Resou
 		switch {
 		case err == nil && owner(p, res) == ownedByUs:
 			return p, nil
-		case err != nil && !errors.Is(err, backends.ErrNotFound):
+		case err != nil && !errors.Is(err, failure.ErrNotFound):
 			return Project{}, err
 		}
 	}
@@ -99,7 +100,7 @@ func checkSlugs(res backends.Resource) error {
 		missing = append(missing, "project slug")
 	}
 	if len(missing) > 0 {
-		return backends.Errorf("resource %s has unset or missing slug fields (%s)", res.UUID, strings.Join(missing, ", "))
+		return failure.Errorf("resource %s has unset or missing slug fields (%s)", res.UUID, strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -115,7 +116,7 @@ func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.I
 	switch {
 	case err == nil:
 		hard = q.Spec.Hard
-	case !errors.Is(err, backends.ErrNotFound):
+	case !errors.Is(err, failure.ErrNotFound):
 		return backends.Info{}, err
 	}
 	return backends.Info{BackendID: p.ID, Limits: b.enforced(res.Limits, hard)}, nil
@@ -125,14 +126,14 @@ func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.I
 // projects that do not exist give ErrNotFound.
 func (b *Backend) project(ctx context.Context, id string) (Project, error) {
 	if !b.isProjectID(id) {
-		return Project{}, fmt.Errorf("%q is not a project of rancher cluster %s: %w", id, b.cfg.clusterID, backends.ErrNotFound)
+		return Project{}, fmt.Errorf("%q is not a project of rancher cluster %s: %w", id, b.cfg.clusterID, failure.ErrNotFound)
 	}
 	p, err := b.v3.Project(ctx, id)
 	if err != nil {
 		return Project{}, err
 	}
 	if p.Annotations[annManaged] != "true" {
-		return Project{}, backends.Errorf("rancher project %s (%s) is not managed by Waldur (no waldur/managed annotation)", p.ID, p.Name)
+		return Project{}, failure.Errorf("rancher project %s (%s) is not managed by Waldur (no waldur/managed annotation)", p.ID, p.Name)
 	}
 	return p, nil
 }
@@ -175,12 +176,12 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	defer b.invalidate()
 	p, err := b.project(ctx, res.BackendID)
 	switch {
-	case errors.Is(err, backends.ErrNotFound):
+	case errors.Is(err, failure.ErrNotFound):
 		p = Project{}
 	case err != nil:
 		return err
 	case owner(p, res) == ownedByAnother && p.Annotations[annResourceUUID] != "":
-		return backends.Errorf("rancher project %s belongs to resource %s, not to %s; not deleted", p.ID, p.Annotations[annResourceUUID], res.UUID)
+		return failure.Errorf("rancher project %s belongs to resource %s, not to %s; not deleted", p.ID, p.Annotations[annResourceUUID], res.UUID)
 	}
 	if b.kc != nil && b.isProjectID(res.BackendID) {
 		if err := b.deleteBindings(ctx, res.BackendID, b.childGroup(res)); err != nil {
@@ -188,7 +189,7 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 		}
 	}
 	if p.ID != "" {
-		if err := b.v3.DeleteProject(ctx, p); err != nil && !errors.Is(err, backends.ErrNotFound) {
+		if err := b.v3.DeleteProject(ctx, p); err != nil && !errors.Is(err, failure.ErrNotFound) {
 			return err
 		}
 		b.log.Info("rancher project deleted", zap.String("project", p.ID), zap.String("name", p.Name))

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Ping implements backends.Pinger: the cluster must exist under the configured id and not be
@@ -20,10 +21,10 @@ func (b *Backend) Ping(ctx context.Context) error {
 		return fmt.Errorf("rancher cluster %s: %w", b.cfg.clusterID, err)
 	}
 	if c.ID != b.cfg.clusterID {
-		return backends.Errorf("rancher answered cluster %q for id %q", c.ID, b.cfg.clusterID)
+		return failure.Errorf("rancher answered cluster %q for id %q", c.ID, b.cfg.clusterID)
 	}
 	if c.State == "unavailable" {
-		return fmt.Errorf("rancher cluster %s is unavailable: %w", c.ID, backends.ErrNotReady)
+		return fmt.Errorf("rancher cluster %s is unavailable: %w", c.ID, failure.ErrNotReady)
 	}
 	if b.kc != nil {
 		// Keycloak is needed to finish a create; without it an order would fail half-way.
@@ -84,7 +85,7 @@ func versionOf(v interface{ String() string }) string {
 func (b *Backend) tokenCheck(ctx context.Context) backends.Check {
 	t, err := b.v3.Token(ctx, b.cfg.accessKey)
 	switch {
-	case err != nil && (backends.HasStatus(err, 401)):
+	case err != nil && (failure.HasStatus(err, 401)):
 		return backends.Check{Name: "rancher token", Detail: err.Error()}
 	case err != nil:
 		return backends.Check{Name: "rancher token", OK: true, Detail: "valid (details not readable: " + err.Error() + ")"}
@@ -144,7 +145,7 @@ func (b *Backend) Evaluate(_ context.Context, review backends.OrderReview) (back
 }
 
 func publicMessage(err error) string {
-	var e *backends.Error
+	var e *failure.Error
 	if errors.As(err, &e) {
 		return e.Msg
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // driftWorld is a resource with every guarded object, and a way to check them all.
@@ -69,7 +70,7 @@ func (w *driftWorld) breakers(ctx context.Context, rec backends.Reconciler) []st
 			if err := cs.CoreV1().Namespaces().Delete(ctx, w.ns, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			if err := rec.Reconcile(ctx, w.res); err != nil && !backends.IsTransient(err) {
+			if err := rec.Reconcile(ctx, w.res); err != nil && !failure.IsTransient(err) {
 				t.Fatalf("reconcile of a terminating namespace must be transient: %v", err)
 			}
 			poll(t, time.Minute, "namespace deletion", func() (bool, error) {
@@ -181,11 +182,11 @@ func TestReconcileVanishedProject(t *testing.T) {
 	res := mustCreate(t, be, f.resource(1))
 	f.rs.RemoveProjectRecord(res.BackendID)
 	err := be.(backends.Reconciler).Reconcile(ctxT(t), res)
-	msg, public := backends.PublicMessage(err)
-	if !public || backends.IsTransient(err) || !strings.Contains(msg, "no longer exists") || !errors.Is(err, backends.ErrNotFound) {
+	msg, public := failure.PublicMessage(err)
+	if !public || failure.IsTransient(err) || !strings.Contains(msg, "no longer exists") || !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("want a permanent, public not-found error, got %v", err)
 	}
-	if _, err := be.(backends.LimitsReader).Limits(ctxT(t), res); !errors.Is(err, backends.ErrNotFound) {
+	if _, err := be.(backends.LimitsReader).Limits(ctxT(t), res); !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("limits of a vanished project: %v", err)
 	}
 	if err := be.(backends.Provisioner).Delete(ctxT(t), res); err != nil {

@@ -11,8 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
-	"github.com/waldur/site-agent/internal/backends/keycloak/keycloaksim"
-	"github.com/waldur/site-agent/internal/backends/rancher/ranchersim"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/sim/keycloaksim"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
 )
 
 // eventually repeats op like the agent's cycles do (a transient failure leaves the order or
@@ -24,7 +25,7 @@ func eventually(t *testing.T, what string, op func(ctx context.Context) error) {
 		if err == nil {
 			return
 		}
-		if !backends.IsTransient(err) {
+		if !failure.IsTransient(err) {
 			t.Fatalf("%s: permanent error on attempt %d: %v", what, attempt, err)
 		}
 		if attempt == 20 {

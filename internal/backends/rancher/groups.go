@@ -9,7 +9,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
-	"github.com/waldur/site-agent/internal/backends/keycloak"
+	"github.com/waldur/site-agent/internal/clients/keycloak"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 type keycloakUser = keycloak.User
@@ -114,7 +115,7 @@ func (b *Backend) ensureBinding(ctx context.Context, projectID, child string, kn
 			b.log.Info("project role binding created", zap.String("project", projectID), zap.String("principal", want), zap.String("role", b.cfg.role))
 			return true, nil
 		}
-		if !backends.IsTransient(err) || attempt >= 2 {
+		if !failure.IsTransient(err) || attempt >= 2 {
 			return false, err
 		}
 	}
@@ -127,7 +128,7 @@ func (b *Backend) deleteBindings(ctx context.Context, projectID, child string) e
 		return err
 	}
 	for _, bd := range list {
-		if err := b.v3.DeleteBinding(ctx, bd); err != nil && !errors.Is(err, backends.ErrNotFound) {
+		if err := b.v3.DeleteBinding(ctx, bd); err != nil && !errors.Is(err, failure.ErrNotFound) {
 			return err
 		}
 	}
@@ -172,5 +173,5 @@ func (b *Backend) releaseGroup(ctx context.Context, res backends.Resource, proje
 }
 
 func isNotFound(err error) bool {
-	return err != nil && errors.Is(err, backends.ErrNotFound)
+	return err != nil && errors.Is(err, failure.ErrNotFound)
 }

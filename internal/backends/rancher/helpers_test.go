@@ -16,9 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
-	"github.com/waldur/site-agent/internal/backends/keycloak"
-	"github.com/waldur/site-agent/internal/backends/keycloak/keycloaksim"
-	"github.com/waldur/site-agent/internal/backends/rancher/ranchersim"
+	"github.com/waldur/site-agent/internal/clients/keycloak"
+	"github.com/waldur/site-agent/internal/sim/keycloaksim"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
 	"github.com/waldur/site-agent/internal/testenv/kubeenv"
 	"github.com/waldur/site-agent/internal/upstream"
 )

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
@@ -60,16 +60,16 @@ func kubeErr(op string, err error) error {
 	var se apierrors.APIStatus
 	if errors.As(err, &se) {
 		st := se.Status()
-		e := &backends.StatusError{Service: "kubernetes", Method: verb, Path: object, Code: int(st.Code), Body: st.Message}
+		e := &failure.StatusError{Service: "kubernetes", Method: verb, Path: object, Code: int(st.Code), Body: st.Message}
 		switch {
 		case apierrors.IsNotFound(err):
-			return fmt.Errorf("%w (%w)", e, backends.ErrNotFound)
+			return fmt.Errorf("%w (%w)", e, failure.ErrNotFound)
 		case e.Temporary() || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsConflict(err):
-			return backends.Transient(e)
+			return failure.Transient(e)
 		}
 		return e
 	}
-	return backends.Transient(fmt.Errorf("kubernetes %s: %w", op, err))
+	return failure.Transient(fmt.Errorf("kubernetes %s: %w", op, err))
 }
 
 func (k *kubeClient) namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
@@ -204,7 +204,7 @@ func (k *kubeClient) pages(ctx context.Context, list func(metav1.ListOptions) (s
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return backends.Transient(fmt.Errorf("kubernetes list did not finish in time"))
+			return failure.Transient(fmt.Errorf("kubernetes list did not finish in time"))
 		}
 		cont = next
 	}

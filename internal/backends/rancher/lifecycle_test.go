@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Invalid requests fail with a user-facing error before anything is created.
@@ -31,8 +32,8 @@ func TestCreateRejectsInvalidRequests(t *testing.T) {
 			req.Resource.Limits = req.Resource.Limits.Clone()
 			tc.mod(&req)
 			_, err := be.(backends.Provisioner).Create(ctxT(t), req)
-			msg, public := backends.PublicMessage(err)
-			if !public || backends.IsTransient(err) || !strings.Contains(msg, tc.want) {
+			msg, public := failure.PublicMessage(err)
+			if !public || failure.IsTransient(err) || !strings.Contains(msg, tc.want) {
 				t.Fatalf("want a permanent public error mentioning %q, got %v", tc.want, err)
 			}
 			if n := len(f.rs.Projects()); n != 0 {
@@ -62,7 +63,7 @@ func TestCreateRefusesForeignNames(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		res := f.resource(i)
 		_, err := be.(backends.Provisioner).Create(ctx, backends.CreateRequest{Resource: res, Name: res.Slug})
-		if !errors.Is(err, backends.ErrDuplicate) {
+		if !errors.Is(err, failure.ErrDuplicate) {
 			t.Fatalf("%s: want ErrDuplicate, got %v", res.Slug, err)
 		}
 	}
@@ -183,7 +184,7 @@ func TestPingAndDiagnose(t *testing.T) {
 		t.Fatalf("checks (-want +got):\n%s", d)
 	}
 	f.rs.SetClusterState(f.cluster, "unavailable")
-	if err := be.(backends.Pinger).Ping(ctx); !errors.Is(err, backends.ErrNotReady) {
+	if err := be.(backends.Pinger).Ping(ctx); !errors.Is(err, failure.ErrNotReady) {
 		t.Fatalf("unavailable cluster: %v", err)
 	}
 	bad := f.backend(map[string]any{"password": "wrong-secret", "cluster_id": "c-m-other"})
@@ -192,7 +193,7 @@ func TestPingAndDiagnose(t *testing.T) {
 		t.Fatalf("bad key: %+v", checks)
 	}
 	unknown := f.backend(map[string]any{"cluster_id": "c-m-other"})
-	if err := unknown.(backends.Pinger).Ping(ctx); !errors.Is(err, backends.ErrNotFound) {
+	if err := unknown.(backends.Pinger).Ping(ctx); !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("unknown cluster: %v", err)
 	}
 	f.kc.SetAdminRoles("query-users") // may list users, not groups

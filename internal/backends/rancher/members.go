@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Members implements backends.MembershipManager: the members of the resource's Keycloak child
@@ -66,7 +67,7 @@ func (b *Backend) addMembers(ctx context.Context, res backends.Resource, members
 		found, err := b.addMember(ctx, gid, m.Username)
 		if isNotFound(err) {
 			b.forgetGroup(child) // deleted meanwhile: the next pass re-creates it
-			return backends.Transient(err)
+			return failure.Transient(err)
 		}
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Annotation and label keys. The waldur/* annotations are the incumbent's, plus
@@ -54,7 +55,7 @@ func baseName(res backends.Resource) string {
 // checkNamespaceName reports why name cannot be a namespace name (an RFC 1123 label).
 func checkNamespaceName(name string) error {
 	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-		return backends.Errorf("the Kubernetes namespace name %q is not valid: %s (it is project_prefix + the resource slug; "+
+		return failure.Errorf("the Kubernetes namespace name %q is not valid: %s (it is project_prefix + the resource slug; "+
 			"rename the resource using lower-case letters, digits and '-')", name, strings.Join(errs, "; "))
 	}
 	return nil

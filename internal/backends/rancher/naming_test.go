@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 func TestGroupNames(t *testing.T) {
@@ -60,7 +61,7 @@ func TestNamespaceNames(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 			continue
 		}
-		if _, public := backends.PublicMessage(err); !public {
+		if _, public := failure.PublicMessage(err); !public {
 			t.Errorf("%q: error is not user-facing: %v", bad, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // ownership of an existing Rancher project relative to a resource.
@@ -65,7 +66,7 @@ func (b *Backend) ensureProject(ctx context.Context, res backends.Resource, name
 			b.log.Info("rancher project created", zap.String("project", p.ID), zap.String("name", name))
 			return p, nil
 		}
-		if !backends.IsTransient(err) || attempt >= 2 {
+		if !failure.IsTransient(err) || attempt >= 2 {
 			return Project{}, err
 		}
 		b.log.Warn("rancher project create failed; looking for it before trying again", zap.String("name", name), zap.Error(err))
@@ -94,7 +95,7 @@ func (b *Backend) pick(ctx context.Context, found []Project, res backends.Resour
 	}
 	if foreign != nil {
 		return Project{}, false, fmt.Errorf("rancher project %q (%s) belongs to resource %q: %w",
-			name, foreign.ID, foreign.Annotations[annResourceUUID], backends.ErrDuplicate)
+			name, foreign.ID, foreign.Annotations[annResourceUUID], failure.ErrDuplicate)
 	}
 	return Project{}, false, nil
 }
@@ -103,14 +104,14 @@ func (b *Backend) pick(ctx context.Context, found []Project, res backends.Resour
 func (b *Backend) namespaceFree(ctx context.Context, name string, res backends.Resource) error {
 	ns, err := b.kube.namespace(ctx, name)
 	switch {
-	case errors.Is(err, backends.ErrNotFound):
+	case errors.Is(err, failure.ErrNotFound):
 		return nil
 	case err != nil:
 		return err
 	case res.UUID != "" && ns.Annotations[annResourceUUID] == res.UUID:
 		return nil
 	}
-	return fmt.Errorf("namespace %q already exists and is not this resource's: %w", name, backends.ErrDuplicate)
+	return fmt.Errorf("namespace %q already exists and is not this resource's: %w", name, failure.ErrDuplicate)
 }
 
 // namespaceFor is the namespace a project should have.
@@ -135,7 +136,7 @@ func (b *Backend) ensureNamespace(ctx context.Context, res backends.Resource, p 
 	if !createFirst {
 		ns, err = b.kube.namespace(ctx, want.Name)
 	}
-	if createFirst || errors.Is(err, backends.ErrNotFound) {
+	if createFirst || errors.Is(err, failure.ErrNotFound) {
 		if _, err = b.kube.createNamespace(ctx, want); err == nil {
 			b.log.Info("namespace created", zap.String("namespace", want.Name), zap.String("project", p.ID))
 			return true, nil
@@ -149,11 +150,11 @@ func (b *Backend) ensureNamespace(ctx context.Context, res backends.Resource, p 
 		return false, err
 	}
 	if ns.DeletionTimestamp != nil {
-		return false, backends.Transient(fmt.Errorf("namespace %q is being deleted; it is re-created once it is gone", ns.Name))
+		return false, failure.Transient(fmt.Errorf("namespace %q is being deleted; it is re-created once it is gone", ns.Name))
 	}
 	ours := res.UUID != "" && ns.Annotations[annResourceUUID] == res.UUID
 	if got := b.namespaceProject(ns); got != p.ID && !ours {
-		return false, backends.Errorf("namespace %q already exists and belongs to %q, not to rancher project %s", ns.Name, got, p.ID)
+		return false, failure.Errorf("namespace %q already exists and belongs to %q, not to rancher project %s", ns.Name, got, p.ID)
 	}
 	if !needsRepair(ns, want) {
 		return false, nil
@@ -200,7 +201,7 @@ func (b *Backend) ensureQuota(ctx context.Context, ns string, limits backends.Qu
 		if !createFirst {
 			q, err = b.kube.quota(ctx, ns)
 		}
-		if createFirst || errors.Is(err, backends.ErrNotFound) {
+		if createFirst || errors.Is(err, failure.ErrNotFound) {
 			err = b.kube.createQuota(ctx, &corev1.ResourceQuota{
 				ObjectMeta: metav1.ObjectMeta{Name: quotaName, Namespace: ns, Annotations: map[string]string{annManaged: "true"}},
 				Spec:       corev1.ResourceQuotaSpec{Hard: hard}})

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // unitKind is the backend unit of a component. The convention (documented in docs/rancher.md,
@@ -112,7 +113,7 @@ func (m quotaMap) hard(limits backends.Quantities) (corev1.ResourceList, error) 
 		}
 		q, err := toQuantity(k.Kind, v)
 		if err != nil {
-			return nil, backends.Errorf("limit %s=%v: %v", k.Component, v, err)
+			return nil, failure.Errorf("limit %s=%v: %v", k.Component, v, err)
 		}
 		out[k.Key] = q
 	}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Reconcile implements backends.Reconciler. On every membership pass it checks, against one
@@ -72,21 +73,21 @@ func (b *Backend) reconcileProject(ctx context.Context, inv *inventory, res back
 	if !ok {
 		var err error
 		if p, err = b.project(ctx, res.BackendID); err != nil {
-			if errors.Is(err, backends.ErrNotFound) {
-				return Project{}, &backends.Error{Msg: fmt.Sprintf("rancher project %s no longer exists (deleted outside Waldur); "+
+			if errors.Is(err, failure.ErrNotFound) {
+				return Project{}, &failure.Error{Msg: fmt.Sprintf("rancher project %s no longer exists (deleted outside Waldur); "+
 					"terminate this resource and order a new one", res.BackendID), Err: err}
 			}
 			return Project{}, err
 		}
 	}
 	if p.Annotations[annManaged] != "true" {
-		return Project{}, backends.Errorf("rancher project %s (%s) is not managed by Waldur (no waldur/managed annotation)", p.ID, p.Name)
+		return Project{}, failure.Errorf("rancher project %s (%s) is not managed by Waldur (no waldur/managed annotation)", p.ID, p.Name)
 	}
 	switch uid := p.Annotations[annResourceUUID]; {
 	case uid == res.UUID:
 		return p, nil
 	case uid != "":
-		return Project{}, backends.Errorf("rancher project %s is recorded as belonging to resource %s, not %s", p.ID, uid, res.UUID)
+		return Project{}, failure.Errorf("rancher project %s is recorded as belonging to resource %s, not %s", p.ID, uid, res.UUID)
 	}
 	ann := maps.Clone(p.Annotations)
 	ann[annResourceUUID] = res.UUID

@@ -1,0 +1,36 @@
+// Package vault connects site-agent to HashiCorp Vault: it resolves configuration references
+// (vault:<mount>/<path>#<key>) and implements backends.SecretStore on a KV secrets engine
+// (version 1 or 2, detected per mount the way the vault CLI does, through
+// sys/internal/ui/mounts/<path>).
+//
+// Both are built from the configuration's top-level `vault` section:
+//
+//	vault:
+//	  address: https://vault.example.com:8200   # required (or VAULT_ADDR)
+//	  ca_cert: /etc/ssl/certs/vault-ca.pem       # optional PEM bundle
+//	  tls_skip_verify: false                     # optional, for tests only
+//	  namespace: ""                              # Vault Enterprise, optional (or VAULT_NAMESPACE)
+//	  timeout: 30s                               # optional, per request
+//	  max_retries: 3                             # optional, retries on 5xx, 429 and network errors
+//	  auth:
+//	    method: token | approle | kubernetes
+//	    token: …            # token method (or VAULT_TOKEN)
+//	    role_id: …          # approle
+//	    secret_id: …        # approle, or secret_id_file: /etc/site-agent/secret-id
+//	    mount: approle      # approle / kubernetes auth mount (defaults approle / kubernetes)
+//	    role: site-agent    # kubernetes
+//	    jwt_file: /var/run/secrets/kubernetes.io/serviceaccount/token   # kubernetes (default)
+//
+// References need "read" on the secret (KV v2: <mount>/data/<path>). The store needs "create",
+// "update" and "read" there and, to delete every version on KV v2, "delete" on
+// <mount>/metadata/<path>.
+//
+// Tokens obtained by AppRole or Kubernetes login have a TTL: before each request the session
+// renews its token once two thirds of the TTL have passed and logs in again when renewal is
+// refused or the token nears its maximum TTL; a request answered 403 is retried once after a
+// fresh login. Errors say which path or reference failed and why and never contain a token or
+// secret value; 5xx, 429 and network failures are marked transient (failure.IsTransient).
+//
+// It imports only Vault's client library (hashicorp/vault/api and its auth modules), never the
+// Vault server, and makes no network call until the first Resolve or store operation.
+package vault

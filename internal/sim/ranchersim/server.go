@@ -1,0 +1,182 @@
+package ranchersim
+
+import (
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/waldur/site-agent/internal/sim/simfault"
+	"github.com/waldur/site-agent/internal/sim/simhttp"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Upstream is the Kubernetes API server behind every simulated cluster.
+type Upstream struct {
+	Host   string // https://127.0.0.1:<port>
+	Token  string // admin bearer token
+	CAData []byte // PEM of the CA of the server's certificate
+}
+
+// Options configure a Server. The zero value is usable (no Kubernetes behind it).
+type Options struct {
+	AccessKey string // default "token-sim01"
+	SecretKey string // default "sim-secret"
+	// Clusters are the cluster ids that exist (default "c-m-sim00001"); all share Upstream.
+	Clusters []string
+	// RoleTemplates are the role template ids bindings may use (default workloads-manage,
+	// project-member, project-owner, read-only).
+	RoleTemplates []string
+	// Upstream is the Kubernetes API server; nil makes /k8s and namespace routes answer 503.
+	Upstream *Upstream
+	// PageSize is the default page size of collections (norman's default 1000).
+	PageSize int
+	// TokenExpiresAt is reported for the API token (empty: never).
+	TokenExpiresAt string
+	// Seed makes generated ids deterministic.
+	Seed int64
+	// Logf, when set, receives one line per request.
+	Logf func(format string, args ...any)
+}
+
+// Server is the simulator; it is an http.Handler, safe for concurrent use.
+type Server struct {
+	opts  Options
+	proxy *httputil.ReverseProxy
+	kube  kubernetes.Interface // nil without upstream
+
+	mu         sync.Mutex
+	st         *state
+	calls      map[string]int
+	violations []string
+
+	*simfault.Injector // SetFaults, FailNext, FaultLog
+}
+
+// New returns a simulator. It panics on an unusable Upstream (a test setup error).
+func New(o Options) *Server {
+	if o.AccessKey == "" {
+		o.AccessKey = "token-sim01"
+	}
+	if o.SecretKey == "" {
+		o.SecretKey = "sim-secret"
+	}
+	if len(o.Clusters) == 0 {
+		o.Clusters = []string{"c-m-sim00001"}
+	}
+	if len(o.RoleTemplates) == 0 {
+		o.RoleTemplates = []string{"workloads-manage", "project-member", "project-owner", "read-only"}
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 1000
+	}
+	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, Injector: simfault.New(faultProfile)}
+	if o.Upstream != nil {
+		s.proxy, s.kube = newUpstream(o.Upstream)
+	}
+	return s
+}
+
+// Token is the "access:secret" pair the simulator accepts.
+func (s *Server) Token() string { return s.opts.AccessKey + ":" + s.opts.SecretKey }
+
+func newUpstream(u *Upstream) (*httputil.ReverseProxy, kubernetes.Interface) {
+	target, err := url.Parse(u.Host)
+	if err != nil {
+		panic("ranchersim: upstream host: " + err.Error())
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(u.CAData)
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = target.Scheme, target.Host
+			pr.Out.URL.Path = pr.In.URL.Path // already stripped by the handler
+			pr.Out.URL.RawPath = ""
+			pr.Out.Host = target.Host
+			pr.Out.Header.Set("Authorization", "Bearer "+u.Token)
+		},
+		Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+		FlushInterval: -1,
+	}
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: u.Host, BearerToken: u.Token, QPS: 200, Burst: 400,
+		TLSClientConfig: rest.TLSClientConfig{CAData: u.CAData}, Timeout: 30 * time.Second})
+	if err != nil {
+		panic("ranchersim: upstream client: " + err.Error())
+	}
+	return rp, cs
+}
+
+// ServeHTTP authenticates, routes, counts, maybe injects a fault, and answers.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := simhttp.NewRecorder(w)
+	s.serve(rec, r)
+	if s.opts.Logf != nil {
+		s.opts.Logf("ranchersim: %s %s -> %d", r.Method, r.URL.RequestURI(), rec.Status())
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r.Header.Get("Authorization")) {
+		writeError(w, http.StatusUnauthorized, "Unauthorized", "must authenticate")
+		return
+	}
+	rt, ok := s.route(r)
+	if !ok.found {
+		writeError(w, http.StatusNotFound, "NotFound", "not found")
+		return
+	}
+	if !ok.methodOK {
+		w.Header().Set("Allow", strings.Join(ok.allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, "MethodNotAllow", "Method "+r.Method+" not supported")
+		return
+	}
+	s.count(rt.op)
+	if kind, hit := s.Pick(rt.op); hit {
+		if kind.AppliesRequest() {
+			rt.handler(discardWriter{header: http.Header{}}, r)
+		}
+		simfault.Write(w, kind, answerFault)
+		return
+	}
+	rt.handler(w, r)
+}
+
+// authorized accepts "Bearer access:secret" and Basic access/secret.
+func (s *Server) authorized(h string) bool {
+	want := s.Token()
+	switch {
+	case strings.HasPrefix(h, "Bearer "):
+		return subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(h, "Bearer ")), []byte(want)) == 1
+	case strings.HasPrefix(h, "Basic "):
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(h, "Basic "))
+		return err == nil && subtle.ConstantTimeCompare(raw, []byte(want)) == 1
+	}
+	return false
+}
+
+func (s *Server) count(op string) {
+	s.mu.Lock()
+	s.calls[op]++
+	s.mu.Unlock()
+}
+
+func (s *Server) violation(format string, args ...any) {
+	s.mu.Lock()
+	s.violations = append(s.violations, fmt.Sprintf(format, args...))
+	s.mu.Unlock()
+}
+
+// discardWriter swallows a response (lost-response faults apply the request, then reset).
+type discardWriter struct{ header http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.header }
+func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardWriter) WriteHeader(int)             {}
