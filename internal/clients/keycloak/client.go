@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/Nerzal/gocloak/v13"
 	"go.uber.org/zap"
@@ -33,6 +34,10 @@ type Client struct {
 	tokens *tokenSource
 	cache  *groupCache
 	locks  [lockStripes]sync.Mutex
+
+	// inlineChildren: the server has no GET groups/{id}/children (before 23.0); children are
+	// read from the parent's representation.
+	inlineChildren atomic.Bool
 }
 
 // User is a Keycloak user.
@@ -84,22 +89,6 @@ func (c *Client) Ping(ctx context.Context) error {
 		return fmt.Errorf("keycloak read realm %q: the answer names no such realm", c.cfg.Realm)
 	}
 	return nil
-}
-
-// CheckRights verifies the admin user may list groups of the managed realm; a 403 names the
-// realm-management role to grant.
-func (c *Client) CheckRights(ctx context.Context) error {
-	first, one := 0, 1
-	err := c.do(ctx, fmt.Sprintf("list groups of realm %q", c.cfg.Realm), func(ctx context.Context, token string) error {
-		_, err := c.gc.GetGroups(ctx, token, c.cfg.Realm, gocloak.GetGroupsParams{First: &first, Max: &one})
-		return err
-	})
-	if failure.HasStatus(err, http.StatusForbidden) {
-		return failure.Wrap(err, fmt.Sprintf(
-			"keycloak user %q may not manage groups of realm %q: give it the realm-management client role manage-users (or realm-admin)",
-			c.cfg.Username, c.cfg.Realm))
-	}
-	return err
 }
 
 // do runs one admin call with a valid token and classifies its outcome. A 401 drops the token

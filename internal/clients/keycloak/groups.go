@@ -17,11 +17,16 @@ const MaxGroupName = 255
 
 // EnsureGroup finds or creates the top-level group parent, then the group child under it, and
 // returns the child's id. Created groups carry managed_by=["waldur-site-agent"] and the
-// description. A 409 on create means a concurrent creator won: the group is looked up again.
-// With a warm cache it costs one request (reading the cached child to confirm it still exists).
+// description. A cached child id is returned without a request (a stale one shows up as a 404
+// on the next member call, which drops it). An unknown child is created first and looked up only
+// when Keycloak answers 409 (it exists, or a concurrent creator won): one request for a new
+// group under a known parent, two for an existing one the cache does not know yet.
 func (c *Client) EnsureGroup(ctx context.Context, parent, parentDesc, child, childDesc string) (string, error) {
 	if err := checkNames(parent, child); err != nil {
 		return "", err
+	}
+	if id, ok := c.cache.child(parent, child); ok {
+		return id, nil
 	}
 	defer c.lock(parent)()
 	for attempt := 0; ; attempt++ {
@@ -63,31 +68,23 @@ func (c *Client) ensureParent(ctx context.Context, name, desc string) (string, e
 	return id, nil
 }
 
-// ensureChild finds or creates child under parentID. A 404 from the parent's URLs is returned
-// as is: the caller drops the stale parent id and tries once more.
+// ensureChild creates child under parentID, or finds it when Keycloak says it exists (409). A
+// 404 from the parent's URLs is returned as is: the caller drops the stale parent id and tries
+// once more.
 func (c *Client) ensureChild(ctx context.Context, parent, parentID, child, desc string) (string, error) {
-	if id, ok := c.cache.child(parent, child); ok {
-		valid, err := c.verifyChild(ctx, id, parent, child)
-		if err != nil {
-			return "", err
-		}
-		if valid {
-			return id, nil
-		}
-		c.cache.dropChild(parent, child)
+	if id, ok := c.cache.child(parent, child); ok { // created while this call waited for the lock
+		return id, nil
 	}
-	id, found, err := c.findChild(ctx, parentID, child)
-	if err == nil && !found {
-		id, err = c.createChild(ctx, parentID, child, desc)
-		if failure.HasStatus(err, http.StatusConflict) {
-			c.log.Debug("keycloak group was created concurrently; looking it up", zap.String("group", child), zap.String("parent", parent))
-			id, found, err = c.findChild(ctx, parentID, child)
-			if err == nil && !found {
-				err = fmt.Errorf("%s create group %q under %q: conflict, yet no child has that name", service, child, parent)
-			}
-		} else if err == nil {
-			c.log.Info("created keycloak group", zap.String("group", child), zap.String("parent", parent), zap.String("id", id))
+	id, err := c.createChild(ctx, parentID, child, desc)
+	switch {
+	case failure.HasStatus(err, http.StatusConflict):
+		var found bool
+		id, found, err = c.findChild(ctx, parentID, child)
+		if err == nil && !found {
+			err = fmt.Errorf("%s create group %q under %q: conflict, yet no child has that name", service, child, parent)
 		}
+	case err == nil:
+		c.log.Info("created keycloak group", zap.String("group", child), zap.String("parent", parent), zap.String("id", id))
 	}
 	if err != nil {
 		return "", err

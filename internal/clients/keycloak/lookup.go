@@ -25,8 +25,10 @@ type childGroup struct {
 
 // findTopLevel finds the top-level group called name with GET groups?search=name&exact=true.
 // Keycloak pages the matches anywhere in the tree and returns each inside its top-level
-// ancestor, so a root called name is the answer, and counting the nodes called name tells
-// whether another page can exist.
+// ancestor, so a root called name is the answer, and counting the matching nodes tells whether
+// another page can exist. Servers before 20.0 ignore exact and page substring matches, so every
+// node whose name contains name (ignoring case) is counted: at worst one page too many is read
+// from a newer server, never one too few from an older one.
 func (c *Client) findTopLevel(ctx context.Context, name string) (string, bool, error) {
 	exact, size := true, pageSize
 	for first := 0; ; first += pageSize {
@@ -57,7 +59,7 @@ func countNamed(g *gocloak.Group, name string) int {
 		return 0
 	}
 	n := 0
-	if g.Name != nil && *g.Name == name {
+	if g.Name != nil && strings.Contains(strings.ToLower(*g.Name), strings.ToLower(name)) {
 		n++
 	}
 	if g.SubGroups != nil {
@@ -70,12 +72,20 @@ func countNamed(g *gocloak.Group, name string) int {
 
 // findChild finds the child called name of parentID with GET groups/{id}/children?search=&
 // exact=true. Keycloak compares exact searches there with SQL LIKE ('_' is a wildcard) and
-// 24.0.x ignored the search altogether, so names are compared here and pages are followed.
-// A 404 means the parent is gone.
+// 24.0.0–24.0.3 ignored the search altogether, so names are compared here and pages are
+// followed. Servers before 23.0 have no such endpoint: there the parent's representation, which
+// carries its subgroups, is read instead (see compat.go). A 404 means the parent is gone.
 func (c *Client) findChild(ctx context.Context, parentID, name string) (string, bool, error) {
+	if c.inlineChildren.Load() {
+		return c.findInlineChild(ctx, parentID, name)
+	}
 	for first := 0; ; first += pageSize {
 		page, err := c.children(ctx, parentID, name, first, pageSize)
 		if err != nil {
+			if unsupportedChildren(err) || (isNotFound(err) && c.childrenMissing(ctx, parentID)) {
+				c.useInlineChildren()
+				return c.findInlineChild(ctx, parentID, name)
+			}
 			return "", false, err
 		}
 		for _, g := range page {
@@ -146,38 +156,28 @@ func newGroup(name, desc string) gocloak.Group {
 	return gocloak.Group{Name: &name, Attributes: &attrs}
 }
 
-// verifyChild checks that a cached child id still names parent/child (a rename or a re-created
-// group changes the path). A 404 is "no".
-func (c *Client) verifyChild(ctx context.Context, id, parent, child string) (bool, error) {
-	var g *gocloak.Group
-	err := c.do(ctx, fmt.Sprintf("read group %s", id), func(ctx context.Context, token string) error {
-		var err error
-		g, err = c.gc.GetGroup(ctx, token, c.realmSeg(), url.PathEscape(id))
-		return err
-	})
-	if isNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return g != nil && g.Path != nil && *g.Path == groupPath(parent, child), nil
-}
-
-// groupPath is Keycloak's path of parent/child ("/" inside a name is escaped as "~/").
-func groupPath(names ...string) string {
-	var b strings.Builder
-	for _, n := range names {
-		b.WriteString("/" + strings.ReplaceAll(n, "/", "~/"))
-	}
-	return b.String()
-}
-
 // isEmpty reports whether a group has neither children nor direct members.
 func (c *Client) isEmpty(ctx context.Context, id string) (bool, error) {
-	kids, err := c.children(ctx, id, "", 0, 1)
-	if err != nil || len(kids) > 0 {
-		return false, err
+	var kids int
+	if c.inlineChildren.Load() {
+		g, err := c.readGroup(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		kids = len(subGroups(g))
+	} else {
+		page, err := c.children(ctx, id, "", 0, 1)
+		if unsupportedChildren(err) {
+			c.useInlineChildren()
+			return c.isEmpty(ctx, id)
+		}
+		if err != nil {
+			return false, err
+		}
+		kids = len(page)
+	}
+	if kids > 0 {
+		return false, nil
 	}
 	members, err := c.memberPage(ctx, id, 0, 1)
 	return err == nil && len(members) == 0, err

@@ -108,15 +108,20 @@ func (s *Server) issue(realm, sid string) result {
 	})
 }
 
-// mint builds a JWT-shaped token (HS256 over a random key). Clients must treat it as opaque;
-// the simulator validates tokens by lookup.
+// mint builds a JWT-shaped token (HS256 over a random key); the simulator validates tokens by
+// lookup. Access tokens carry the admin's roles in resource_access, as Keycloak's do, unless
+// Options.LightweightTokens.
 func (s *Server) mint(realm, sid, typ string, now time.Time, ttl time.Duration) string {
 	enc := base64.RawURLEncoding
 	header := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	claims, _ := json.Marshal(map[string]any{
+	body := map[string]any{
 		"exp": now.Add(ttl).Unix(), "iat": now.Unix(), "jti": newID(), "typ": typ,
 		"iss": "keycloaksim/realms/" + realm, "azp": AdminClientID, "sid": sid, "scope": "profile email",
-	})
+	}
+	if typ == "Bearer" && !s.opts.LightweightTokens {
+		body["resource_access"] = s.tokenRoles()
+	}
+	claims, _ := json.Marshal(body)
 	payload := header + "." + enc.EncodeToString(claims)
 	mac := hmac.New(sha256.New, s.key)
 	mac.Write([]byte(payload))

@@ -1,5 +1,5 @@
 // Package keycloaksim is a strict, stateful, in-memory simulator of the part of Keycloak's admin
-// REST API (versions 24–26) that site-agent's keycloak client uses: the OpenID Connect token
+// REST API that site-agent's keycloak client uses: the OpenID Connect token
 // endpoint (password and refresh_token grants for admin-cli), the realm representation, users
 // (exact and substring search, lookup by id, group memberships) and groups (a tree with search,
 // children, members, create, update and delete). It is an http.Handler for tests and demos; no
@@ -36,6 +36,13 @@
 //     user first ("User not found"), then check rights, then the group ("Group not found"); the
 //     group routes answer "Could not find group by id".
 //   - Usernames are stored lower-case; exact username search compares with the lower-cased value.
+//   - Versions (Options.Version, default 26): before 23.0 GET groups/{id}/children is a 405 (only
+//     POST serves that path) and group representations carry their whole subtree; before 20.0
+//     GET groups ignores exact (substring search). GET admin/serverinfo reports the version in
+//     systemInfo.version to any administrator. See versions.go for the sources.
+//   - Access tokens name the admin's roles in resource_access (realm-management when the admin
+//     lives in the managed realm, "<realm>-realm" for a master-realm admin; realm-admin expanded),
+//     as Keycloak does unless lightweight tokens are on (Options.LightweightTokens).
 //   - Error bodies: {"error":"HTTP 401 Unauthorized"}, {"error":"HTTP 403 Forbidden"},
 //     {"error":"<message>"} for 404s, {"errorMessage":"..."} for 400/409 validation, and
 //     {"error":"invalid_request","error_description":"Cannot parse the JSON"} for malformed JSON.

@@ -12,6 +12,7 @@ var handlers = map[string]func(*call) result{
 	RouteGroups: listGroups, RouteCreateGroup: createGroup, RouteGroup: getGroup,
 	RouteUpdateGroup: updateGroup, RouteDeleteGroup: deleteGroup,
 	RouteChildren: listChildren, RouteCreateChild: createChild, RouteMembers: listMembers,
+	RouteServerInfo: serverInfo,
 }
 
 func getRealm(c *call) result {
@@ -37,11 +38,16 @@ func listGroups(c *call) result {
 	if !searching {
 		out := []*groupRep{}
 		for _, g := range page(c.realm.topLevel(), first, max) {
-			out = append(out, c.groupRep(g, o))
+			rep := c.groupRep(g, o)
+			if c.s.feat.inlineSubGroups {
+				c.subtree(rep, g, o)
+			}
+			out = append(out, rep)
 		}
 		return okResult(out)
 	}
-	matches := page(c.realm.searchByName(search, c.q.boolOr("exact", false)), first, max)
+	exact := c.q.boolOr("exact", false) && c.s.feat.exactGroups
+	matches := page(c.realm.searchByName(search, exact), first, max)
 	if !c.q.boolOr("populateHierarchy", true) {
 		out := []*groupRep{}
 		for _, g := range matches {
@@ -140,6 +146,12 @@ func getGroup(c *call) result {
 	if !c.can(RoleViewUsers) {
 		return forbidden()
 	}
+	if c.s.feat.inlineSubGroups {
+		o := repOpts{full: true, access: true}
+		rep := c.groupRep(g, o)
+		c.subtree(rep, g, o)
+		return okResult(rep)
+	}
 	return okResult(c.groupRep(g, repOpts{full: true, count: true, access: true}))
 }
 
@@ -185,6 +197,9 @@ func deleteGroup(c *call) result {
 
 // listChildren is GET groups/{id}/children: defaults first=0, max=10, briefRepresentation=false.
 func listChildren(c *call) result {
+	if !c.s.feat.children {
+		return childrenUnsupported()
+	}
 	g, bad := c.lookup()
 	if bad != nil {
 		return *bad

@@ -44,6 +44,7 @@ var declared = map[string]map[string]paramKind{
 	},
 	RouteCreateChild: {},
 	RouteMembers:     {"first": pInt, "max": pInt, "briefRepresentation": pBool},
+	RouteServerInfo:  {},
 }
 
 // query is the converted query of one admin request.

@@ -23,6 +23,7 @@ const (
 	RouteChildren         = "GET groups/{id}/children"
 	RouteCreateChild      = "POST groups/{id}/children"
 	RouteMembers          = "GET groups/{id}/members"
+	RouteServerInfo       = "GET serverinfo"
 	resourceUnimplemented = "unimplemented"
 )
 
@@ -45,6 +46,7 @@ var resources = map[string]resource{
 	"group":       {"groups/{id}", []string{http.MethodGet, http.MethodPut, http.MethodDelete}, nil},
 	"children":    {"groups/{id}/children", []string{http.MethodGet, http.MethodPost}, nil},
 	"members":     {"groups/{id}/members", []string{http.MethodGet}, nil},
+	"serverinfo":  {"serverinfo", []string{http.MethodGet}, nil},
 }
 
 // Keycloak sub-resources the simulator knows exist but does not model: a request there is a 501,
@@ -126,6 +128,9 @@ func classify(segs []string) (string, route) {
 	}
 	if len(segs) == 5 && segs[0] == "realms" && segs[2] == "protocol" && segs[3] == "openid-connect" && segs[4] == "token" {
 		return "token", route{realm: segs[1]}
+	}
+	if len(segs) == 2 && segs[0] == "admin" && segs[1] == "serverinfo" {
+		return "serverinfo", route{}
 	}
 	if len(segs) < 3 || segs[0] != "admin" || segs[1] != "realms" {
 		return "", route{}

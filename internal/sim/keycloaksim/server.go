@@ -37,6 +37,13 @@ type Options struct {
 	// ChildrenSearchIgnored makes GET groups/{id}/children ignore search and exact, as
 	// Keycloak 24.0.x did.
 	ChildrenSearchIgnored bool
+	// Version is the Keycloak version to behave like (default DefaultVersion), reported by
+	// GET admin/serverinfo. Before 23 there is no GET groups/{id}/children and groups carry
+	// their subtree; before 20 GET groups ignores exact (see features).
+	Version string
+	// LightweightTokens leaves the role claims out of access tokens, as Keycloak does for
+	// clients with "always use lightweight access token" on.
+	LightweightTokens bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Logf, when set, receives one line per request.
@@ -46,6 +53,7 @@ type Options struct {
 // Server is the simulator. It implements http.Handler and is safe for concurrent use.
 type Server struct {
 	opts  Options
+	feat  features
 	admin Admin
 	key   []byte
 
@@ -90,7 +98,7 @@ func New(opts Options) *Server {
 		}
 	}
 	s := &Server{
-		opts: opts, admin: admin, key: randomBytes(32),
+		opts: opts, feat: featuresOf(opts.Version), admin: admin, key: randomBytes(32),
 		realms: map[string]*realm{}, tokens: map[string]*tokenInfo{},
 		grants: map[string]int{}, calls: map[string]int{},
 		Injector: simfault.New(faultProfile),
@@ -167,6 +175,11 @@ func (s *Server) handleAdmin(c *call) result {
 		return errorResult(http.StatusUnauthorized, "HTTP 401 Unauthorized")
 	}
 	c.roles = roles
+	if c.rt.name == RouteServerInfo {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return serverInfo(c)
+	}
 	s.mu.Lock()
 	c.realm = s.realms[c.rt.realm]
 	s.mu.Unlock()
