@@ -1,6 +1,9 @@
 package backends
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Provisioner creates, changes and removes backend objects for resources. Every method is
 // idempotent: Create adopts an object that already exists for the same resource, Delete of a
@@ -43,10 +46,17 @@ type GaugeUsage interface {
 }
 
 // Pinger is implemented by backends that can check they are reachable; a failing ping skips the
-// offering's order cycle (the orders stay untouched).
+// offering's cycle (orders and resources stay untouched), unless the error wraps
+// ErrAccessNotReady.
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
+
+// ErrAccessNotReady is wrapped by a Ping error when the backend itself is ready but the service
+// through which it grants access is not (Keycloak behind Rancher): orders, quota reconciliation
+// and usage reports go on, membership changes wait, and the backend's own access steps (e.g. a
+// new resource's group) fail with transient errors wrapping it until the service answers.
+var ErrAccessNotReady = errors.New("access management not ready")
 
 // Diagnoser reports a backend's health line by line for the diagnostics command.
 type Diagnoser interface {

@@ -28,7 +28,8 @@ func (*Membership) Name() string { return "membership_sync" }
 
 // RunOnce syncs every OK or Erred resource of the offering that has a backend id.
 func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
-	if err := backendReady(ctx, u, "resources left untouched"); err != nil {
+	access, err := backendReady(ctx, m.Env, u, "resources left untouched")
+	if err != nil {
 		return err
 	}
 	resources, err := u.Waldur.ListResources(ctx, u.Offering.UUID, wc.ResourceOK, wc.ResourceErred)
@@ -36,8 +37,12 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 		return fmt.Errorf("list resources: %w", err)
 	}
 	teams := newTeamCache(u.Waldur)
+	members := u.Backend.Members
+	if !access {
+		members = nil // membership changes wait until the backend's access service answers
+	}
 	var accs accounts
-	if u.Backend.Members != nil && hasBackendIDs(resources) {
+	if members != nil && hasBackendIDs(resources) {
 		accs = fetchAccounts(ctx, u)
 	}
 	var failed sync.Map
@@ -51,7 +56,7 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 			return
 		}
 		m.Env.touch()
-		if err := m.syncResource(ctx, u, teams, accs, r); err != nil {
+		if err := m.syncResource(ctx, u, members, teams, accs, r); err != nil {
 			failed.Store(r.UUID, err)
 			m.fail(ctx, u, r, err)
 		}
@@ -64,7 +69,8 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 	return nil
 }
 
-func (m *Membership) syncResource(ctx context.Context, u *Unit, teams *teamCache, accs accounts, r wc.Resource) error {
+func (m *Membership) syncResource(ctx context.Context, u *Unit, members backends.MembershipManager, teams *teamCache, accs accounts,
+	r wc.Resource) error {
 	res := toBackend(r, u.Components())
 	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
 	if rec := u.Backend.Reconciler; rec != nil {
@@ -72,7 +78,7 @@ func (m *Membership) syncResource(ctx context.Context, u *Unit, teams *teamCache
 			return fmt.Errorf("reconcile: %w", err)
 		}
 	}
-	if mm := u.Backend.Members; mm != nil {
+	if mm := members; mm != nil {
 		team, err := teams.get(ctx, r)
 		if err != nil {
 			return err

@@ -22,7 +22,7 @@ func (*Orders) Name() string { return "order_process" }
 // RunOnce lists the offering's open orders and works through them: orders of different
 // resources in parallel (bounded), orders of one resource in creation order.
 func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
-	if err := backendReady(ctx, u, "orders left untouched"); err != nil {
+	if _, err := backendReady(ctx, m.Env, u, "orders left untouched"); err != nil {
 		return err
 	}
 	orders, err := u.Waldur.ListOrders(ctx, u.Offering.UUID, wc.OrderPendingProvider, wc.OrderExecuting)

@@ -32,7 +32,7 @@ func (m *Report) RunOnce(ctx context.Context, u *Unit) error {
 	if rep == nil {
 		return fmt.Errorf("backend %q cannot report usage", u.Backend.Name)
 	}
-	if err := backendReady(ctx, u, "no usage reported"); err != nil {
+	if _, err := backendReady(ctx, m.Env, u, "no usage reported"); err != nil {
 		return err
 	}
 	all, err := u.Waldur.ListResources(ctx, u.Offering.UUID, wc.ResourceOK, wc.ResourceErred)

@@ -2,6 +2,7 @@ package modes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,15 +78,27 @@ func (e *Env) publicError(err error) string {
 
 // backendReady pings the backend before a cycle. When the backend cannot be reached (down,
 // wrong credentials, an untrusted certificate), nothing is touched this cycle: no order erred,
-// no resource marked erred because of the agent's own connectivity.
-func backendReady(ctx context.Context, u *Unit, consequence string) error {
+// no resource marked erred because of the agent's own connectivity. When only its access
+// service is down (the error wraps backends.ErrAccessNotReady), the cycle goes on with access
+// false: the caller skips membership changes; the rest of the work is not held back. The
+// site_agent_backend_degraded gauge and a warning say so.
+func backendReady(ctx context.Context, env *Env, u *Unit, consequence string) (access bool, err error) {
 	p := u.Backend.Pinger
 	if p == nil {
-		return nil
+		return true, nil
 	}
-	if err := p.Ping(ctx); err != nil {
-		u.Log.Warn("backend not ready; "+consequence+" this cycle", zap.Error(err))
-		return fmt.Errorf("backend ping: %w", err)
+	err = p.Ping(ctx)
+	degraded := errors.Is(err, backends.ErrAccessNotReady)
+	if env.Metrics != nil {
+		env.Metrics.BackendDegraded.WithLabelValues(u.Offering.Name, "access").Set(map[bool]float64{false: 0, true: 1}[degraded])
 	}
-	return nil
+	switch {
+	case err == nil:
+		return true, nil
+	case degraded:
+		u.Log.Warn("backend access management not ready; access changes wait, other work goes on", zap.Error(err))
+		return false, nil
+	}
+	u.Log.Warn("backend not ready; "+consequence+" this cycle", zap.Error(err))
+	return false, fmt.Errorf("backend ping: %w", err)
 }

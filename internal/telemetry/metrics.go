@@ -20,8 +20,11 @@ type Metrics struct {
 	UsageReports   *prometheus.CounterVec   // offering, result (sent, unchanged, anomaly, skipped)
 	MemberChanges  *prometheus.CounterVec   // offering, action (add, remove)
 	ResourceErrors *prometheus.CounterVec   // offering, kind (transient, permanent)
-	Info           *prometheus.GaugeVec     // version, mode
-	Panics         prometheus.Counter
+	// BackendDegraded is 1 while a backend works without one of its needs (need="access": the
+	// service that grants access, e.g. Keycloak, does not answer, so membership changes wait).
+	BackendDegraded *prometheus.GaugeVec // offering, need
+	Info            *prometheus.GaugeVec // version, mode
+	Panics          prometheus.Counter
 }
 
 // NewMetrics creates and registers all collectors (plus Go and process collectors).
@@ -50,12 +53,14 @@ func NewMetrics() *Metrics {
 		Help: "Users added to or removed from backend resources."}, []string{"offering", "action"})
 	m.ResourceErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "resource_errors_total",
 		Help: "Per-resource failures in membership and report passes."}, []string{"offering", "kind"})
+	m.BackendDegraded = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "backend_degraded",
+		Help: "1 while the backend works without one of its needs (need=access: membership changes wait)."}, []string{"offering", "need"})
 	m.Info = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
 		Help: "Always 1; labels carry the version and mode."}, []string{"version", "mode"})
 	m.Panics = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "panics_total",
 		Help: "Panics recovered in mode cycles."})
 	m.Registry.MustRegister(m.Cycles, m.CycleDuration, m.LastSuccess, m.Orders, m.WaldurRequests, m.WaldurLatency,
-		m.BackendOps, m.BackendLatency, m.UsageReports, m.MemberChanges, m.ResourceErrors, m.Info, m.Panics,
+		m.BackendOps, m.BackendLatency, m.UsageReports, m.MemberChanges, m.ResourceErrors, m.BackendDegraded, m.Info, m.Panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

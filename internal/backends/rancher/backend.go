@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/clients/keycloak"
@@ -14,8 +15,9 @@ import (
 // directory is what the backend needs from Keycloak; *keycloak.Client implements it.
 type directory interface {
 	Ping(ctx context.Context) error
-	CheckRights(ctx context.Context) error
-	EnsureGroup(ctx context.Context, parent, parentDesc, child, childDesc string) (string, error)
+	CheckRights(ctx context.Context) (string, error)
+	ServerVersion(ctx context.Context) (string, error)
+	EnsureChildGroup(ctx context.Context, parent, parentDesc, child, childDesc string) (string, bool, error)
 	FindChildGroup(ctx context.Context, parent, child string) (string, bool, error)
 	FindUser(ctx context.Context, ident string, byID bool) (keycloak.User, bool, error)
 	Members(ctx context.Context, groupID string) ([]keycloak.User, error)
@@ -36,17 +38,24 @@ type Backend struct {
 	kube  *kubeClient
 	kc    directory // nil without Keycloak
 
-	// invTTL bounds how long one cluster-wide listing serves Reconcile, Limits and Metadata
-	// (one listing per membership pass instead of several requests per resource).
+	// invTTL is how long one pass lasts for the caches: how long one cluster-wide listing serves
+	// Reconcile, Limits and Metadata, one project listing serves Create, and one member list of
+	// a Keycloak group serves every resource bound to it (one read per pass instead of several
+	// requests per resource).
 	invTTL time.Duration
 	invMu  sync.Mutex
 	inv    *inventory
 
+	names nameIndex   // the cluster's projects by name, for Create (one listing per pass)
+	reads singleflight.Group // concurrent member reads of one group share one request
+	acc   accessState // whether Keycloak answered the last ping
+
 	kcMu    sync.Mutex
-	aliases map[string]string       // Keycloak user id → offering username it was matched by (username fallback)
+	aliases map[string]string       // Keycloak user id → offering username it was matched by (fallback, case)
 	missing map[string][]string     // child group name → offering usernames not found in Keycloak
-	snaps   map[string]memberSnap   // child group name → members read during Reconcile
+	snaps   map[string]memberSnap   // child group name → its members, read at most once per pass
 	byIdent map[string]keycloakUser // offering username → Keycloak user, from the last member read
+	groups  map[string]string       // project id → child group recorded on the project
 }
 
 // WithKeycloak is the rancher backend with keycloak_enabled: it adds membership (Keycloak
@@ -77,7 +86,7 @@ func NewWithOptions(p backends.Params, kcOpts []keycloak.Option, opts ...Option)
 	}
 	b := &Backend{cfg: cfg, comps: p.Components, log: log, invTTL: 20 * time.Second,
 		aliases: map[string]string{}, missing: map[string][]string{},
-		snaps: map[string]memberSnap{}, byIdent: map[string]keycloakUser{}}
+		snaps: map[string]memberSnap{}, byIdent: map[string]keycloakUser{}, groups: map[string]string{}}
 	b.v3 = newV3Client(cfg.baseURL, cfg.accessKey, cfg.secretKey, v3Transport(cfg, defaultRetry, log), cfg.timeout)
 	if b.kube, err = newKubeClient(cfg, log); err != nil {
 		return nil, warnings, err

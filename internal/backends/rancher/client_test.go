@@ -135,7 +135,7 @@ func TestEnsureProjectAfterLostResponse(t *testing.T) {
 	res := f.resource(1)
 	f.rs.FailNext("project.create", 1, ranchersim.FaultLoseResponse)
 	f.rs.FailNext("project.create", 1, ranchersim.Fault500) // a second POST would fail the test below
-	p, err := b.ensureProject(ctxT(t), res, f.prefix+"res-1")
+	p, _, err := b.ensureProject(ctxT(t), res, f.prefix+"res-1")
 	if err != nil {
 		t.Fatal(err)
 	}

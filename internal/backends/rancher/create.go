@@ -15,8 +15,11 @@ import (
 
 // Create implements backends.Provisioner: find-or-create the project, its namespace and quota,
 // and with Keycloak the groups, the binding and the initial members. Every step finds what an
-// earlier, interrupted attempt made, so a retry completes the work. backend_id is the Rancher
-// project id (c-…:p-…).
+// earlier, interrupted attempt made, so a retry completes the work; objects a new project cannot
+// have yet are created without looking first (four Rancher requests for a new resource, plus the
+// cluster's project listing once per pass). backend_id is the Rancher project id (c-…:p-…).
+// While Keycloak does not answer, the Rancher part is done and the call fails with a transient
+// error wrapping backends.ErrAccessNotReady; the order is completed once Keycloak is back.
 func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
 	res := req.Resource
 	if err := checkSlugs(res); err != nil {
@@ -30,65 +33,92 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 		return backends.Info{}, err
 	}
 	defer b.invalidate()
-	p, err := b.recordedOrNamedProject(ctx, res, name)
+	p, fresh, err := b.recordedOrNamedProject(ctx, res, name)
 	if err != nil {
 		return backends.Info{}, err
 	}
 	made := backends.Info{BackendID: p.ID} // returned with any later error, so the agent records it
 	log := b.log.With(zap.String("project", p.ID), zap.String("name", p.Name))
 	if _, err := b.ensureNamespace(ctx, res, p, true); err != nil {
+		if fresh && errors.Is(err, errForeignNamespace) {
+			return backends.Info{}, b.rollback(ctx, p, err)
+		}
 		return made, fmt.Errorf("namespace of %s: %w", p.ID, err)
 	}
-	hard, _, err := b.ensureQuota(ctx, p.Name, res.Limits, nil, true)
+	hard, _, err := b.ensureQuota(ctx, p.Name, res.Limits, nil, true, modeNormal)
 	if err != nil {
 		return made, fmt.Errorf("resource quota of %s: %w", p.ID, err)
 	}
 	if b.kc != nil {
-		if err := b.grantAccess(ctx, res, p, req.Members); err != nil {
+		if err := b.grantAccess(ctx, res, p, fresh, req.Members); err != nil {
 			return made, err
 		}
 	}
 	log.Info("rancher resource ready")
-	return backends.Info{BackendID: p.ID, Limits: b.enforced(res.Limits, hard), Metadata: b.metadata(res, p, []string{p.Name}, hard)}, nil
+	q := &corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: hard}}
+	return backends.Info{BackendID: p.ID, Limits: b.enforced(res.Limits, hard), Metadata: b.metadata(res, p, []string{p.Name}, q)}, nil
+}
+
+// rollback deletes a project this call made for a name whose namespace turned out to belong to
+// something else, and reports the name as taken (the core tries the next one).
+func (b *Backend) rollback(ctx context.Context, p Project, cause error) error {
+	if err := b.v3.DeleteProject(ctx, p); err != nil && !errors.Is(err, failure.ErrNotFound) {
+		return fmt.Errorf("%w; deleting the project made for it failed: %w", cause, err)
+	}
+	b.names.remove(p.ID)
+	b.log.Info("project name taken by a foreign namespace; the project made for it was deleted", zap.String("project", p.ID), zap.String("name", p.Name))
+	return fmt.Errorf("%w: %w", cause, failure.ErrDuplicate)
 }
 
 // recordedOrNamedProject finds the project a resource already has (its recorded backend id,
-// when it still exists and is ours), else finds or creates it by name.
-func (b *Backend) recordedOrNamedProject(ctx context.Context, res backends.Resource, name string) (Project, error) {
+// when it still exists and is ours), else finds or creates it by name; fresh reports a project
+// made by this call.
+func (b *Backend) recordedOrNamedProject(ctx context.Context, res backends.Resource, name string) (Project, bool, error) {
 	if res.BackendID != "" {
 		p, err := b.project(ctx, res.BackendID)
 		switch {
 		case err == nil && owner(p, res) == ownedByUs:
-			return p, nil
+			return p, false, nil
 		case err != nil && !errors.Is(err, failure.ErrNotFound):
-			return Project{}, err
+			return Project{}, false, err
 		}
 	}
 	return b.ensureProject(ctx, res, name)
 }
 
-// grantAccess ensures the Keycloak groups, the project binding and the initial members.
-func (b *Backend) grantAccess(ctx context.Context, res backends.Resource, p Project, members []backends.Member) error {
-	// EnsureGroup directly: a new resource's group is often new too (a lookup first would cost
-	// one more request), and the keycloak client caches what it finds.
-	if _, err := b.kc.EnsureGroup(ctx, b.cfg.parentGroup, parentGroupDescription(b.cfg.clusterID),
-		b.childGroup(res), childGroupDescription(res.ProjectSlug, b.cfg.role)); err != nil {
-		return fmt.Errorf("keycloak group %s: %w", b.childGroup(res), err)
+// grantAccess ensures the Keycloak groups, the project binding and the initial members. The
+// group is the one recorded on the project (new projects get the cluster-scoped name at
+// creation); a cached group costs no Keycloak request and a new one a single create.
+func (b *Backend) grantAccess(ctx context.Context, res backends.Resource, p Project, fresh bool, members []backends.Member) error {
+	if err := b.accessReady(); err != nil {
+		return err
 	}
-	if _, err := b.ensureBinding(ctx, p.ID, b.childGroup(res), nil); err != nil {
+	p, group, err := b.recordGroup(ctx, res, p, func() ([]Binding, error) { return b.legacyBindings(ctx, res) })
+	if err != nil {
+		return fmt.Errorf("keycloak group of %s: %w", p.ID, err)
+	}
+	if _, err := b.ensureBinding(ctx, p.ID, group, nil, !fresh); err != nil {
 		return fmt.Errorf("project role binding of %s: %w", p.ID, err)
 	}
-	return b.addMembers(ctx, res, members)
+	if len(members) == 0 {
+		_, _, err := b.ensureGroupID(ctx, res, group)
+		return err
+	}
+	return b.addMembers(ctx, res, group, members)
 }
 
-// nameFor is the project name for a create request: project_prefix + the proposed name (a
-// project id, which older agents proposed when re-creating, is never a name).
+// nameFor is the project name for a create request: project_prefix + the proposed name without
+// the core's allocation_prefix, which the incumbent never put into project names (a project id,
+// which older agents proposed when re-creating, is never a name).
 func (b *Backend) nameFor(req backends.CreateRequest) string {
-	proposed := req.Name
+	proposed := strings.ToLower(req.Name)
 	if proposed == "" || strings.Contains(proposed, ":") {
 		proposed = baseName(req.Resource)
 	}
-	return projectName(b.cfg.prefix, strings.ToLower(proposed))
+	if b.cfg.allocPrefix != "" {
+		proposed = strings.TrimPrefix(proposed, b.cfg.allocPrefix)
+	}
+	return projectName(b.cfg.prefix, proposed)
 }
 
 func checkSlugs(res backends.Resource) error {
@@ -114,17 +144,22 @@ func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.I
 	q, err := b.kube.quota(ctx, p.Name)
 	var hard corev1.ResourceList
 	switch {
-	case err == nil:
+	case err == nil && !temporary(q):
 		hard = q.Spec.Hard
-	case !errors.Is(err, failure.ErrNotFound):
+	case err != nil && !errors.Is(err, failure.ErrNotFound):
 		return backends.Info{}, err
 	}
 	return backends.Info{BackendID: p.ID, Limits: b.enforced(res.Limits, hard)}, nil
 }
 
-// project reads a project by backend id; ids that are not this cluster's projects and
-// projects that do not exist give ErrNotFound.
+// project reads a project by backend id; ids that are no project ids and projects that do not
+// exist give ErrNotFound. A project id of another cluster (cluster_id changed?) is a permanent
+// error naming both clusters: treating it as gone would abandon the old project.
 func (b *Backend) project(ctx context.Context, id string) (Project, error) {
+	if other := b.foreignCluster(id); other != "" {
+		return Project{}, failure.Errorf("rancher project %s belongs to cluster %s, but this offering manages cluster %s "+
+			"(backend_settings.cluster_id); set cluster_id back to %s to manage it", id, other, b.cfg.clusterID, other)
+	}
 	if !b.isProjectID(id) {
 		return Project{}, fmt.Errorf("%q is not a project of rancher cluster %s: %w", id, b.cfg.clusterID, failure.ErrNotFound)
 	}
@@ -152,7 +187,7 @@ func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits b
 	if _, err := b.ensureNamespace(ctx, res, p, false); err != nil {
 		return err
 	}
-	_, _, err = b.ensureQuota(ctx, p.Name, limits, nil, false)
+	_, _, err = b.ensureQuota(ctx, p.Name, limits, nil, false, modeKeep) // a paused resource stays paused
 	return err
 }
 
@@ -169,11 +204,16 @@ func (b *Backend) enforced(requested backends.Quantities, hard corev1.ResourceLi
 	return out
 }
 
-// Delete implements backends.Provisioner: the binding, the project (Rancher deletes its
-// namespaces and their quotas; leftovers are deleted too) and, when no other project is bound
-// to it, the Keycloak child group and then an empty parent group. Missing objects are fine.
+// Delete implements backends.Provisioner: the group bindings, the project (Rancher deletes its
+// namespaces; leftovers are deleted too) and, when no other project is bound to it, the Keycloak
+// child group and then an empty parent group. Missing objects are fine. A project of another
+// cluster is refused while it exists. While Keycloak does not answer, the Rancher part is done and
+// the group cleanup waits (a transient error keeps the order for the next cycle).
 func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	defer b.invalidate()
+	if other := b.foreignCluster(res.BackendID); other != "" {
+		return b.deleteForeign(ctx, res.BackendID, other)
+	}
 	p, err := b.project(ctx, res.BackendID)
 	switch {
 	case errors.Is(err, failure.ErrNotFound):
@@ -183,8 +223,9 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	case owner(p, res) == ownedByAnother && p.Annotations[annResourceUUID] != "":
 		return failure.Errorf("rancher project %s belongs to resource %s, not to %s; not deleted", p.ID, p.Annotations[annResourceUUID], res.UUID)
 	}
+	groups := b.groupsOf(res, p)
 	if b.kc != nil && b.isProjectID(res.BackendID) {
-		if err := b.deleteBindings(ctx, res.BackendID, b.childGroup(res)); err != nil {
+		if err := b.deleteBindings(ctx, res.BackendID); err != nil {
 			return fmt.Errorf("project role bindings: %w", err)
 		}
 	}
@@ -192,6 +233,7 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 		if err := b.v3.DeleteProject(ctx, p); err != nil && !errors.Is(err, failure.ErrNotFound) {
 			return err
 		}
+		b.names.remove(p.ID)
 		b.log.Info("rancher project deleted", zap.String("project", p.ID), zap.String("name", p.Name))
 	}
 	if b.isProjectID(res.BackendID) {
@@ -199,10 +241,51 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 			return err
 		}
 	}
-	if b.kc != nil {
-		return b.releaseGroup(ctx, res, res.BackendID)
+	if b.kc == nil {
+		return nil
 	}
-	return nil
+	if err := b.accessReady(); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if err := b.releaseGroup(ctx, g, res.BackendID); err != nil {
+			return err
+		}
+	}
+	b.forgetProject(res.BackendID)
+	return b.releaseParent(ctx)
+}
+
+// groupsOf lists the child groups a deleted project may have used: the recorded one, else (the
+// project is gone, or never recorded one) both the cluster-scoped and the incumbent's name —
+// each is deleted only when no other project is bound to it.
+func (b *Backend) groupsOf(res backends.Resource, p Project) []string {
+	if g := b.recorded(p); g != "" {
+		return []string{g}
+	}
+	b.kcMu.Lock()
+	g := b.groups[res.BackendID]
+	b.kcMu.Unlock()
+	if g != "" {
+		return []string{g}
+	}
+	return []string{scopedGroupName(b.cfg.clusterID, res.ProjectSlug, b.cfg.role), childGroupName(res.ProjectSlug, b.cfg.role)}
+}
+
+// deleteForeign handles a Terminate of a project of another cluster: done when the project is
+// gone, refused while it exists (the incumbent reported success and left it behind).
+func (b *Backend) deleteForeign(ctx context.Context, id, other string) error {
+	_, err := b.v3.Project(ctx, id)
+	switch {
+	case errors.Is(err, failure.ErrNotFound):
+		b.log.Info("the project of another cluster no longer exists; nothing to delete", zap.String("project", id))
+		return nil
+	case err != nil:
+		return err
+	}
+	return failure.Errorf("rancher project %s belongs to cluster %s, but this offering manages cluster %s (backend_settings.cluster_id); "+
+		"it was not deleted: set cluster_id back to %s to terminate it, or delete the project in Rancher and terminate again", id, other,
+		b.cfg.clusterID, other)
 }
 
 // deleteLeftoverNamespaces deletes namespaces still assigned to a deleted project.

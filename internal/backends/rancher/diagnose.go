@@ -10,11 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/clients/keycloak"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
 // Ping implements backends.Pinger: the cluster must exist under the configured id and not be
-// unavailable (orders then wait instead of failing).
+// unavailable (orders then wait instead of failing). Keycloak is checked too, but on its own:
+// when only Keycloak fails, the error wraps backends.ErrAccessNotReady, so quotas, usage and
+// the Rancher part of orders go on while access changes wait (and fail fast) until it answers.
 func (b *Backend) Ping(ctx context.Context) error {
 	c, err := b.v3.Cluster(ctx, b.cfg.clusterID)
 	if err != nil {
@@ -27,9 +30,10 @@ func (b *Backend) Ping(ctx context.Context) error {
 		return fmt.Errorf("rancher cluster %s is unavailable: %w", c.ID, failure.ErrNotReady)
 	}
 	if b.kc != nil {
-		// Keycloak is needed to finish a create; without it an order would fail half-way.
-		if err := b.kc.Ping(ctx); err != nil {
-			return fmt.Errorf("keycloak: %w", err)
+		err := b.kc.Ping(ctx)
+		b.acc.set(err)
+		if err != nil {
+			return fmt.Errorf("keycloak: %w (access changes wait; quotas and usage go on): %w", err, backends.ErrAccessNotReady)
 		}
 	}
 	return nil
@@ -69,10 +73,34 @@ func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
 	}
 	out = append(out, backends.Check{Name: "quota components", OK: len(keys) > 0, Detail: detail})
 	if b.kc != nil {
-		add("keycloak realm", b.kc.Ping(ctx), fmt.Sprintf("realm %s reachable", b.cfg.kc.Realm))
-		add("keycloak rights", b.kc.CheckRights(ctx), "the service account can manage groups and their members")
+		out = append(out, b.keycloakChecks(ctx)...)
 	}
 	return out
+}
+
+// keycloakChecks are the Keycloak lines: the realm (and what waits while it fails), the server
+// version against the supported range, and the rights to create groups and manage members.
+func (b *Backend) keycloakChecks(ctx context.Context) []backends.Check {
+	if err := b.kc.Ping(ctx); err != nil {
+		return []backends.Check{{Name: "keycloak realm", Detail: err.Error() +
+			" — while Keycloak does not answer, group and member changes wait; quotas, usage and the Rancher part of orders go on"}}
+	}
+	out := []backends.Check{{Name: "keycloak realm", OK: true, Detail: fmt.Sprintf("realm %s reachable", b.cfg.kc.Realm)}}
+	version, err := b.kc.ServerVersion(ctx)
+	switch {
+	case err != nil:
+		out = append(out, backends.Check{Name: "keycloak server", OK: true, Detail: "version not readable (" + err.Error() + ")"})
+	case version == "":
+		out = append(out, backends.Check{Name: "keycloak server", OK: true, Detail: "version not disclosed to this account"})
+	default:
+		note, ok := keycloak.VersionNote(version)
+		out = append(out, backends.Check{Name: "keycloak server", OK: ok, Detail: note})
+	}
+	detail, err := b.kc.CheckRights(ctx)
+	if err != nil {
+		detail = err.Error()
+	}
+	return append(out, backends.Check{Name: "keycloak rights", OK: err == nil, Detail: detail})
 }
 
 func versionOf(v interface{ String() string }) string {

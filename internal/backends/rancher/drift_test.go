@@ -49,7 +49,7 @@ func (w *driftWorld) check(ctx context.Context) error {
 		return fmt.Errorf("group %s missing: %v", w.groupPath, w.f.kc.Groups())
 	}
 	for _, bd := range w.f.rs.Bindings() {
-		if bd.ProjectID == w.res.BackendID && bd.GroupPrincipalID == principal(childGroupName("proj", "workloads-manage")) {
+		if bd.ProjectID == w.res.BackendID && bd.GroupPrincipalID == principal(scopedGroupName(w.f.cluster, "proj", "workloads-manage")) {
 			return nil
 		}
 	}
@@ -131,7 +131,7 @@ func TestReconcileRepairsDrift(t *testing.T) {
 	f.kc.AddUser("alice")
 	be := f.backend(map[string]any{"namespace_labels": map[string]any{"gpu-pool": "h100-2x"}}, WithInventoryTTL(0))
 	w := &driftWorld{f: f, res: mustCreate(t, be, f.resource(1), backends.Member{Username: "alice"}), ns: f.prefix + "res-1",
-		groupPath: "/" + parentGroupName(f.cluster) + "/" + childGroupName("proj", "workloads-manage"), other: core(f.backend(nil)),
+		groupPath: "/" + parentGroupName(f.cluster) + "/" + scopedGroupName(f.cluster, "proj", "workloads-manage"), other: core(f.backend(nil)),
 		hard: corev1.ResourceList{"limits.cpu": resource.MustParse("2"), "limits.memory": resource.MustParse("4Gi"),
 			"requests.storage": resource.MustParse("10Gi"), "requests.nvidia.com/gpu": resource.MustParse("1")}}
 	rec, mm := be.(backends.Reconciler), be.(backends.MembershipManager)

@@ -126,7 +126,7 @@ func assertOnce(t *testing.T, f *fixture, resources []backends.Resource) {
 	parent := "/" + parentGroupName(f.cluster)
 	want := map[string][]string{parent: {}}
 	for i := 0; i < 3; i++ {
-		want[parent+"/"+childGroupName(fmt.Sprintf("proj%d", i), "workloads-manage")] = []string{"alice", "bob", "carol"}
+		want[parent+"/"+scopedGroupName(f.cluster, fmt.Sprintf("proj%d", i), "workloads-manage")] = []string{"alice", "bob", "carol"}
 	}
 	if d := cmp.Diff(want, f.kc.Groups()); d != "" {
 		t.Fatalf("keycloak groups (-want +got):\n%s", d)

@@ -42,6 +42,7 @@ type fixture struct {
 	kc       *keycloaksim.Server
 	env      *kubeenv.Env
 	cluster  string
+	other    string // a second cluster behind the same Rancher
 	prefix   string
 	settings map[string]any
 }
@@ -51,13 +52,13 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s#%d", t.Name(), fixtures.Add(1)) // benchmarks run the same name several times
 	id := fmt.Sprintf("%08x", h.Sum32())
-	f := &fixture{t: t, cluster: "c-m-" + id, prefix: "t" + id[:6] + "-"}
+	f := &fixture{t: t, cluster: "c-m-" + id, other: "c-m-o" + id[1:], prefix: "t" + id[:6] + "-"}
 	var up *ranchersim.Upstream
 	if o.kube {
 		f.env = kubeenv.Shared(t)
 		up = &ranchersim.Upstream{Host: f.env.Host, Token: f.env.Token, CAData: f.env.CAData}
 	}
-	f.rs = ranchersim.New(ranchersim.Options{Clusters: []string{f.cluster}, Upstream: up, Seed: int64(h.Sum32())})
+	f.rs = ranchersim.New(ranchersim.Options{Clusters: []string{f.cluster, f.other}, Upstream: up, Seed: int64(h.Sum32())})
 	srv := httptest.NewTLSServer(f.rs)
 	t.Cleanup(srv.Close)
 	f.settings = map[string]any{

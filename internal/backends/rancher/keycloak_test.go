@@ -22,7 +22,7 @@ func TestSharedGroupLifecycle(t *testing.T) {
 	r1 := mustCreate(t, be, f.resource(1), backends.Member{Username: "alice"})
 	r2 := mustCreate(t, be, f.resource(2), backends.Member{Username: "alice"}, backends.Member{Username: "bob"})
 	parent := "/" + parentGroupName(f.cluster)
-	child := parent + "/" + childGroupName("proj", "workloads-manage")
+	child := parent + "/" + scopedGroupName(f.cluster, "proj", "workloads-manage")
 	want := map[string][]string{parent: {}, child: {"alice", "bob"}}
 	if d := cmp.Diff(want, f.kc.Groups()); d != "" {
 		t.Fatalf("groups (-want +got):\n%s", d)

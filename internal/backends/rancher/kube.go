@@ -126,12 +126,20 @@ func (k *kubeClient) createQuota(ctx context.Context, q *corev1.ResourceQuota) e
 	return kubeErr("create resourcequota "+q.Namespace+"/"+q.Name, err)
 }
 
-// setQuotaHard writes spec.hard of q, re-reading and retrying when the quota controller (which
-// writes status) changed the object in between.
-func (k *kubeClient) setQuotaHard(ctx context.Context, q *corev1.ResourceQuota, hard corev1.ResourceList) error {
+// setQuota writes spec.hard of q and its waldur/status annotation ("" removes it), re-reading
+// and retrying when the quota controller (which writes status) changed the object in between.
+func (k *kubeClient) setQuota(ctx context.Context, q *corev1.ResourceQuota, hard corev1.ResourceList, status string) error {
 	cur := q.DeepCopy()
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur.Spec.Hard = hard
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		if status == "" {
+			delete(cur.Annotations, annStatus)
+		} else {
+			cur.Annotations[annStatus] = status
+		}
 		_, err := k.cs.CoreV1().ResourceQuotas(cur.Namespace).Update(ctx, cur, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			fresh, gerr := k.cs.CoreV1().ResourceQuotas(cur.Namespace).Get(ctx, cur.Name, metav1.GetOptions{})

@@ -104,7 +104,8 @@ func TestAdoptsIncumbentObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range f.rs.Projects() {
-		want := map[string]string{annOrganization: "cust", annManaged: "true", annProjectSlug: "proj"}
+		want := map[string]string{annOrganization: "cust", annManaged: "true", annProjectSlug: "proj",
+			annGroup: scopedGroupName(f.cluster, "proj", "workloads-manage")} // no binding of the incumbent's group to adopt
 		want[annResourceUUID] = map[string]string{p1.ID: res.UUID, p2.ID: r2.UUID}[p.ID]
 		if d := cmp.Diff(want, p.Annotations); d != "" {
 			t.Errorf("%s annotations (-want +got):\n%s", p.ID, d)
@@ -152,7 +153,7 @@ func TestLookupLimitsMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	md2, _ := be.(backends.MetadataReader).Metadata(ctxT(t), res)
-	if !cmp.Equal(md1, md2) || md1["rancher_project_id"] != res.BackendID || md1["keycloak_group"] != "project_proj_workloads-manage" {
+	if !cmp.Equal(md1, md2) || md1["rancher_project_id"] != res.BackendID || md1["keycloak_group"] != scopedGroupName(f.cluster, "proj", "workloads-manage") {
 		t.Fatalf("metadata %v / %v", md1, md2)
 	}
 	if q := md1["quota"].(map[string]string); q["limits.memory"] != "4Gi" {
@@ -179,7 +180,7 @@ func TestPingAndDiagnose(t *testing.T) {
 		}
 	}
 	want := []string{"rancher api", "rancher token", "rancher cluster", "kubernetes proxy", "managed projects", "quota components",
-		"keycloak realm", "keycloak rights"}
+		"keycloak realm", "keycloak server", "keycloak rights"}
 	if d := cmp.Diff(want, names); d != "" {
 		t.Fatalf("checks (-want +got):\n%s", d)
 	}

@@ -20,6 +20,14 @@ const (
 	annManaged      = "waldur/managed"
 	annProjectSlug  = "waldur/project_slug"
 	annResourceUUID = "waldur/resource_uuid"
+	// annGroup records on a project the Keycloak child group its binding names (decided once:
+	// the cluster-scoped name, or the incumbent's name when adopting it is unambiguous).
+	annGroup = "waldur/keycloak_group"
+	// annLabels lists on a namespace the namespace_labels keys the agent set, so that keys
+	// dropped from the configuration are removed.
+	annLabels = "waldur/managed-labels"
+	// annStatus marks a quota holding temporary amounts (paused, downscaled).
+	annStatus = "waldur/status"
 
 	// projectIDKey assigns a namespace to a Rancher project: the annotation holds
 	// "<cluster>:<project>", the label only "<project>" (how Rancher itself does it).
@@ -71,13 +79,21 @@ func parentGroupName(clusterID string) string {
 	return "c_" + s
 }
 
-// childGroupName is the Keycloak group of one Waldur project's members with one role. It is
-// shared by all resources of that Waldur project in the cluster.
+// childGroupName is the incumbent's Keycloak group of one Waldur project's members with one
+// role. It does not name the cluster, so two clusters behind one Rancher and realm would share
+// its principal; it is kept only for projects already bound to it (see scopedGroupName).
 func childGroupName(projectSlug, role string) string {
 	if projectSlug == "" {
 		projectSlug = "unknown-project"
 	}
 	return fmt.Sprintf("project_%s_%s", projectSlug, role)
+}
+
+// scopedGroupName is the Keycloak group of one Waldur project's members with one role in one
+// cluster: the cluster id in front of the incumbent's name (c-m-1234abcd_project_physics_
+// workloads-manage). It is shared by all resources of that Waldur project in the cluster.
+func scopedGroupName(clusterID, projectSlug, role string) string {
+	return clusterID + "_" + childGroupName(projectSlug, role)
 }
 
 func parentGroupDescription(clusterID string) string {

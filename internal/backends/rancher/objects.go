@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -36,59 +38,80 @@ func owner(p Project, res backends.Resource) ownership {
 	return ownedByAnother
 }
 
-func projectAnnotations(res backends.Resource) map[string]string {
+func (b *Backend) projectAnnotations(res backends.Resource) map[string]string {
 	slug := res.ProjectSlug
 	if slug == "" {
 		slug = "unknown"
 	}
-	return map[string]string{annOrganization: res.CustomerSlug, annManaged: "true", annProjectSlug: slug, annResourceUUID: res.UUID}
+	ann := map[string]string{annOrganization: res.CustomerSlug, annManaged: "true", annProjectSlug: slug, annResourceUUID: res.UUID}
+	if b.kc != nil {
+		ann[annGroup] = scopedGroupName(b.cfg.clusterID, res.ProjectSlug, b.cfg.role)
+	}
+	return ann
 }
 
 // ensureProject finds the cluster's project called name, adopting it when it is ours (or the
-// incumbent's for this Waldur project), or creates it. A project or namespace of that name
-// owned by someone else gives ErrDuplicate, before anything is created. A failed create is
-// retried only after looking again, so a lost response never makes two projects.
-func (b *Backend) ensureProject(ctx context.Context, res backends.Resource, name string) (Project, error) {
+// incumbent's for this Waldur project), or creates it; fresh reports a project made by this
+// call. The cluster's projects are listed once per pass for all Creates (a project found in
+// that listing is read again before it is adopted); a project of that name owned by someone
+// else gives ErrDuplicate before anything is created. A failed create is retried only after
+// looking again, so a lost response never makes two projects.
+func (b *Backend) ensureProject(ctx context.Context, res backends.Resource, name string) (p Project, fresh bool, err error) {
 	for attempt := 0; ; attempt++ {
-		found, err := b.v3.Projects(ctx, b.cfg.clusterID, name)
+		var found []Project
+		cached := false
+		if attempt == 0 {
+			found, cached, err = b.names.lookup(ctx, b, name)
+		} else {
+			found, err = b.v3.Projects(ctx, b.cfg.clusterID, name)
+		}
 		if err != nil {
-			return Project{}, err
+			return Project{}, false, err
 		}
-		if p, ok, err := b.pick(ctx, found, res, name); ok || err != nil {
-			return p, err
-		}
-		if err := b.namespaceFree(ctx, name, res); err != nil {
-			return Project{}, err
+		if p, ok, err := b.pick(ctx, found, res, name, cached); ok || err != nil {
+			return p, false, err
 		}
 		p, err := b.v3.CreateProject(ctx, projectInput{ClusterID: b.cfg.clusterID, Name: name,
-			Description: description(res), Annotations: projectAnnotations(res)})
+			Description: description(res), Annotations: b.projectAnnotations(res)})
 		if err == nil {
 			b.log.Info("rancher project created", zap.String("project", p.ID), zap.String("name", name))
-			return p, nil
+			b.names.add(p)
+			return p, true, nil
 		}
 		if !failure.IsTransient(err) || attempt >= 2 {
-			return Project{}, err
+			return Project{}, false, err
 		}
 		b.log.Warn("rancher project create failed; looking for it before trying again", zap.String("name", name), zap.Error(err))
 	}
 }
 
-// pick chooses among projects called name: ours wins, a foreign one means ErrDuplicate.
-func (b *Backend) pick(ctx context.Context, found []Project, res backends.Resource, name string) (Project, bool, error) {
+// pick chooses among projects called name: ours wins, a foreign one means ErrDuplicate. A
+// project taken from the per-pass listing (cached) is read again first: it may be gone.
+func (b *Backend) pick(ctx context.Context, found []Project, res backends.Resource, name string, cached bool) (Project, bool, error) {
 	var foreign *Project
 	for _, p := range found {
 		if p.Name != name {
 			continue
 		}
-		switch owner(p, res) {
+		o := owner(p, res)
+		if cached && o != ownedByAnother {
+			cur, err := b.v3.Project(ctx, p.ID)
+			if errors.Is(err, failure.ErrNotFound) {
+				b.names.remove(p.ID)
+				continue
+			}
+			if err != nil {
+				return Project{}, false, err
+			}
+			p, o = cur, owner(cur, res)
+		}
+		switch o {
 		case ownedByUs:
 			return p, true, nil
 		case ownedLegacy:
 			b.log.Info("adopting the incumbent's rancher project", zap.String("project", p.ID), zap.String("name", name))
-			ann := maps.Clone(p.Annotations)
-			maps.Copy(ann, projectAnnotations(res))
-			p, err := b.v3.SetProjectAnnotations(ctx, p, ann)
-			return p, true, err
+			p, _, err := b.recordGroup(ctx, res, p, func() ([]Binding, error) { return b.legacyBindings(ctx, res) })
+			return p, err == nil, err
 		default:
 			foreign = &p
 		}
@@ -100,26 +123,16 @@ func (b *Backend) pick(ctx context.Context, found []Project, res backends.Resour
 	return Project{}, false, nil
 }
 
-// namespaceFree checks that no namespace called name belongs to something else.
-func (b *Backend) namespaceFree(ctx context.Context, name string, res backends.Resource) error {
-	ns, err := b.kube.namespace(ctx, name)
-	switch {
-	case errors.Is(err, failure.ErrNotFound):
-		return nil
-	case err != nil:
-		return err
-	case res.UUID != "" && ns.Annotations[annResourceUUID] == res.UUID:
-		return nil
-	}
-	return fmt.Errorf("namespace %q already exists and is not this resource's: %w", name, failure.ErrDuplicate)
-}
+// errForeignNamespace marks a namespace of the project's name that belongs to something else.
+var errForeignNamespace = errors.New("the namespace belongs to something else")
 
-// namespaceFor is the namespace a project should have.
+// namespaceFor is the namespace a project should have. Its waldur/managed-labels annotation
+// lists the namespace_labels keys, so that a key dropped from the configuration is removed.
 func (b *Backend) namespaceFor(res backends.Resource, p Project) *corev1.Namespace {
 	labels := map[string]string{psaEnforce: "restricted", psaEnforceVersion: "latest"}
 	maps.Copy(labels, b.cfg.labels)
 	labels[projectIDKey] = projectPart(p.ID)
-	ann := map[string]string{projectIDKey: p.ID, annManaged: "true"}
+	ann := map[string]string{projectIDKey: p.ID, annManaged: "true", annLabels: strings.Join(slices.Sorted(maps.Keys(b.cfg.labels)), ",")}
 	if uid := res.UUID; uid != "" {
 		ann[annResourceUUID] = uid
 	}
@@ -128,7 +141,8 @@ func (b *Backend) namespaceFor(res backends.Resource, p Project) *corev1.Namespa
 
 // ensureNamespace finds or creates the project's namespace (named like the project) and puts
 // back labels and the project assignment when they drifted. createFirst tries the create before
-// reading (one request when the namespace is new). It reports whether it changed anything.
+// reading (one request when the namespace is new). It reports whether it changed anything; a
+// namespace of that name that belongs to something else is an error wrapping errForeignNamespace.
 func (b *Backend) ensureNamespace(ctx context.Context, res backends.Resource, p Project, createFirst bool) (bool, error) {
 	want := b.namespaceFor(res, p)
 	var ns *corev1.Namespace
@@ -154,7 +168,8 @@ func (b *Backend) ensureNamespace(ctx context.Context, res backends.Resource, p 
 	}
 	ours := res.UUID != "" && ns.Annotations[annResourceUUID] == res.UUID
 	if got := b.namespaceProject(ns); got != p.ID && !ours {
-		return false, failure.Errorf("namespace %q already exists and belongs to %q, not to rancher project %s", ns.Name, got, p.ID)
+		return false, &failure.Error{Msg: fmt.Sprintf("namespace %q already exists and belongs to %q, not to rancher project %s",
+			ns.Name, got, p.ID), Err: errForeignNamespace}
 	}
 	if !needsRepair(ns, want) {
 		return false, nil
@@ -165,6 +180,10 @@ func (b *Backend) ensureNamespace(ctx context.Context, res backends.Resource, p 
 	}
 	if fixed.Annotations == nil {
 		fixed.Annotations = map[string]string{}
+	}
+	for _, k := range dropped(ns, want) {
+		delete(fixed.Labels, k)
+		b.log.Info("namespace label no longer configured; removed", zap.String("namespace", ns.Name), zap.String("label", k))
 	}
 	maps.Copy(fixed.Labels, want.Labels)
 	maps.Copy(fixed.Annotations, want.Annotations)
@@ -183,48 +202,20 @@ func needsRepair(have, want *corev1.Namespace) bool {
 			return true
 		}
 	}
-	return false
+	return len(dropped(have, want)) > 0
 }
 
-// ensureQuota creates or corrects custom-resource-quota in ns from limits (backend units). With
-// no quota components among the limits it does nothing. have, when non-nil, is the quota as
-// already read; createFirst tries the create before reading. It returns the spec.hard now in
-// force and whether it changed it.
-func (b *Backend) ensureQuota(ctx context.Context, ns string, limits backends.Quantities, have *corev1.ResourceQuota,
-	createFirst bool) (corev1.ResourceList, bool, error) {
-	hard, err := b.cfg.quotaKeys.hard(limits)
-	if err != nil || len(hard) == 0 {
-		return nil, false, err
-	}
-	if have == nil {
-		var q *corev1.ResourceQuota
-		if !createFirst {
-			q, err = b.kube.quota(ctx, ns)
-		}
-		if createFirst || errors.Is(err, failure.ErrNotFound) {
-			err = b.kube.createQuota(ctx, &corev1.ResourceQuota{
-				ObjectMeta: metav1.ObjectMeta{Name: quotaName, Namespace: ns, Annotations: map[string]string{annManaged: "true"}},
-				Spec:       corev1.ResourceQuotaSpec{Hard: hard}})
-			if err == nil {
-				b.log.Info("resource quota created", zap.String("namespace", ns))
-				return hard, true, nil
+// dropped lists labels the agent set earlier (recorded in waldur/managed-labels) that are no
+// longer configured and still on the namespace. A namespace without the annotation (made by
+// the incumbent or an older agent) has none: which of its labels were configured is unknown.
+func dropped(have, want *corev1.Namespace) []string {
+	var out []string
+	for _, k := range strings.Split(have.Annotations[annLabels], ",") {
+		if _, still := want.Labels[k]; k != "" && !still {
+			if _, on := have.Labels[k]; on {
+				out = append(out, k)
 			}
-			if !errors.Is(err, errExists) {
-				return nil, false, err
-			}
-			q, err = b.kube.quota(ctx, ns)
 		}
-		if err != nil {
-			return nil, false, err
-		}
-		have = q
 	}
-	if sameHard(have.Spec.Hard, hard) {
-		return hard, false, nil
-	}
-	if err := b.kube.setQuotaHard(ctx, have, hard); err != nil {
-		return nil, false, err
-	}
-	b.log.Info("resource quota updated", zap.String("namespace", ns))
-	return hard, true, nil
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -15,15 +14,17 @@ import (
 
 // Reconcile implements backends.Reconciler. On every membership pass it checks, against one
 // cluster-wide listing, that the resource's namespace (labels, project assignment), quota
-// (amounts = the Waldur limits) and, with Keycloak, child group and project binding exist, and
-// re-creates or corrects whatever was deleted or changed. A vanished project is a permanent
-// error: its id cannot be re-created.
+// (amounts = the Waldur limits, or the temporary ones of a paused or downscaled resource) and,
+// with Keycloak, child group, project binding and no stale group bindings exist, and re-creates
+// or corrects whatever was deleted or changed. While Keycloak does not answer, the group check
+// waits; everything in Rancher goes on. A vanished project is a permanent error: its id cannot
+// be re-created.
 func (b *Backend) Reconcile(ctx context.Context, res backends.Resource) error {
 	inv, err := b.inventory(ctx)
 	if err != nil {
 		return err
 	}
-	p, err := b.reconcileProject(ctx, inv, res)
+	p, group, err := b.reconcileProject(ctx, inv, res)
 	if err != nil {
 		return err
 	}
@@ -36,28 +37,25 @@ func (b *Backend) Reconcile(ctx context.Context, res backends.Resource) error {
 	}
 	changed := false
 	var quotaSeen *corev1.ResourceQuota
+	mode := modeKeep
 	if nsSeen == nil || nsSeen.DeletionTimestamp != nil || needsRepair(nsSeen, b.namespaceFor(res, p)) {
 		if changed, err = b.ensureNamespace(ctx, res, p, false); err != nil {
 			return fmt.Errorf("namespace %s: %w", p.Name, err)
 		}
-	} else {
-		quotaSeen = inv.quotas[p.Name] // only trustworthy when the namespace was there all along
+	} else if quotaSeen = inv.quotas[p.Name]; quotaSeen == nil { // only trustworthy when the namespace was there all along
+		mode = modeNormal // the listing shows no quota: nothing was paused or downscaled
 	}
-	_, qChanged, err := b.ensureQuota(ctx, p.Name, res.Limits, quotaSeen, false)
+	_, qChanged, err := b.ensureQuota(ctx, p.Name, res.Limits, quotaSeen, false, mode)
 	if err != nil {
 		return fmt.Errorf("resource quota in %s: %w", p.Name, err)
 	}
 	changed = changed || qChanged
 	if b.kc != nil {
-		gChanged, err := b.ensureGroup(ctx, res)
+		aChanged, err := b.reconcileAccess(ctx, res, p.ID, group, inv.bindings[p.ID])
 		if err != nil {
-			return fmt.Errorf("keycloak group %s: %w", b.childGroup(res), err)
+			return err
 		}
-		bChanged, err := b.ensureBinding(ctx, p.ID, b.childGroup(res), inv.bindings[p.ID])
-		if err != nil {
-			return fmt.Errorf("project role binding: %w", err)
-		}
-		changed = changed || gChanged || bChanged
+		changed = changed || aChanged
 	}
 	if changed {
 		log.Info("drift repaired")
@@ -66,37 +64,51 @@ func (b *Backend) Reconcile(ctx context.Context, res backends.Resource) error {
 	return nil
 }
 
-// reconcileProject finds the resource's project (confirming an absence with a direct read) and
-// records the resource's ownership on projects the incumbent created.
-func (b *Backend) reconcileProject(ctx context.Context, inv *inventory, res backends.Resource) (Project, error) {
+// reconcileAccess checks the child group (unless Keycloak is down), the binding and the stale
+// group bindings of a project.
+func (b *Backend) reconcileAccess(ctx context.Context, res backends.Resource, projectID, group string, bindings []Binding) (bool, error) {
+	gChanged := false
+	if err := b.accessReady(); err != nil {
+		b.log.Debug("keycloak not ready; the group check waits", zap.String("group", group))
+	} else if gChanged, err = b.ensureGroup(ctx, res, group); err != nil {
+		return false, fmt.Errorf("keycloak group %s: %w", group, err)
+	}
+	bChanged, err := b.ensureBinding(ctx, projectID, group, bindings, true)
+	if err != nil {
+		return false, fmt.Errorf("project role binding: %w", err)
+	}
+	pChanged, err := b.pruneBindings(ctx, projectID, group, bindings)
+	if err != nil {
+		return false, fmt.Errorf("stale project role bindings: %w", err)
+	}
+	return gChanged || bChanged || pChanged, nil
+}
+
+// reconcileProject finds the resource's project (confirming an absence with a direct read),
+// records the resource's ownership on projects the incumbent created and, with Keycloak, the
+// child group on projects that carry none yet.
+func (b *Backend) reconcileProject(ctx context.Context, inv *inventory, res backends.Resource) (Project, string, error) {
 	p, ok := inv.projects[res.BackendID]
 	if !ok {
 		var err error
 		if p, err = b.project(ctx, res.BackendID); err != nil {
 			if errors.Is(err, failure.ErrNotFound) {
-				return Project{}, &failure.Error{Msg: fmt.Sprintf("rancher project %s no longer exists (deleted outside Waldur); "+
+				return Project{}, "", &failure.Error{Msg: fmt.Sprintf("rancher project %s no longer exists (deleted outside Waldur); "+
 					"terminate this resource and order a new one", res.BackendID), Err: err}
 			}
-			return Project{}, err
+			return Project{}, "", err
 		}
 	}
 	if p.Annotations[annManaged] != "true" {
-		return Project{}, failure.Errorf("rancher project %s (%s) is not managed by Waldur (no waldur/managed annotation)", p.ID, p.Name)
+		return Project{}, "", failure.Errorf("rancher project %s (%s) is not managed by Waldur (no waldur/managed annotation)", p.ID, p.Name)
 	}
-	switch uid := p.Annotations[annResourceUUID]; {
-	case uid == res.UUID:
-		return p, nil
-	case uid != "":
-		return Project{}, failure.Errorf("rancher project %s is recorded as belonging to resource %s, not %s", p.ID, uid, res.UUID)
+	if uid := p.Annotations[annResourceUUID]; uid != "" && uid != res.UUID {
+		return Project{}, "", failure.Errorf("rancher project %s is recorded as belonging to resource %s, not %s", p.ID, uid, res.UUID)
 	}
-	ann := maps.Clone(p.Annotations)
-	ann[annResourceUUID] = res.UUID
-	b.log.Info("recording resource ownership on a project made by the incumbent", zap.String("project", p.ID))
-	out, err := b.v3.SetProjectAnnotations(ctx, p, ann)
-	if err == nil {
-		b.invalidate()
+	legacy := func() ([]Binding, error) {
+		return inv.byPrincipal[principal(childGroupName(res.ProjectSlug, b.cfg.role))], nil
 	}
-	return out, err
+	return b.recordGroup(ctx, res, p, legacy)
 }
 
 // Limits implements backends.LimitsReader: the quota's amounts (backend units) plus, for
@@ -111,11 +123,11 @@ func (b *Backend) Limits(ctx context.Context, res backends.Resource) (backends.Q
 		info, err := b.Lookup(ctx, res)
 		return info.Limits, err
 	}
-	var hard corev1.ResourceList
-	if q := inv.quotas[p.Name]; q != nil {
-		hard = q.Spec.Hard
+	q := inv.quotas[p.Name]
+	if q == nil || temporary(q) {
+		return b.enforced(res.Limits, nil), nil // a paused or downscaled quota is not the resource's limits
 	}
-	return b.enforced(res.Limits, hard), nil
+	return b.enforced(res.Limits, q.Spec.Hard), nil
 }
 
 // Metadata implements backends.MetadataReader.
@@ -134,19 +146,17 @@ func (b *Backend) Metadata(ctx context.Context, res backends.Resource) (map[stri
 	for _, ns := range inv.namespaces[p.ID] {
 		names = append(names, ns.Name)
 	}
-	var hard corev1.ResourceList
-	if q := inv.quotas[p.Name]; q != nil {
-		hard = q.Spec.Hard
-	}
-	return b.metadata(res, p, names, hard), nil
+	return b.metadata(res, p, names, inv.quotas[p.Name]), nil
 }
 
 // metadata is what the resource's backend_metadata shows. It must be stable between passes
 // (it is only sent to Waldur when it changes).
-func (b *Backend) metadata(res backends.Resource, p Project, namespaces []string, hard corev1.ResourceList) map[string]any {
+func (b *Backend) metadata(res backends.Resource, p Project, namespaces []string, q *corev1.ResourceQuota) map[string]any {
 	quota := map[string]string{}
-	for k, q := range hard {
-		quota[string(k)] = q.String()
+	if q != nil {
+		for k, v := range q.Spec.Hard {
+			quota[string(k)] = v.String()
+		}
 	}
 	md := map[string]any{
 		"rancher_cluster_id":   b.cfg.clusterID,
@@ -155,10 +165,13 @@ func (b *Backend) metadata(res backends.Resource, p Project, namespaces []string
 		"namespaces":           append([]string{}, namespaces...),
 		"quota":                quota,
 	}
-	if b.kc != nil {
-		md["keycloak_group"] = b.childGroup(res)
+	if temporary(q) {
+		md["quota_status"] = q.Annotations[annStatus]
+	}
+	if group := b.recorded(p); b.kc != nil && group != "" {
+		md["keycloak_group"] = group
 		md["rancher_role"] = b.cfg.role
-		if missing := b.missingUsers(res); len(missing) > 0 {
+		if missing := b.missingUsers(group); len(missing) > 0 {
 			md["keycloak_missing_users"] = missing
 		}
 	}

@@ -37,6 +37,11 @@ type Settings struct {
 	UsageSource       string            `mapstructure:"usage_source"`
 	// Timeout bounds one HTTP attempt (default 30s, the incumbent's).
 	Timeout time.Duration `mapstructure:"timeout"`
+	// RemoveStaleBindings (default true) removes keycloakoidc_group:// bindings on managed
+	// projects that the agent did not make.
+	RemoveStaleBindings *bool `mapstructure:"remove_stale_bindings"`
+	// DownscaleFactor multiplies the quota amounts of a downscaled resource (default 0.5).
+	DownscaleFactor *float64 `mapstructure:"downscale_factor"`
 }
 
 // KeycloakSettings is the nested `keycloak` section.
@@ -67,6 +72,7 @@ type config struct {
 	timeout     time.Duration
 	parentGroup string
 	quotaKeys   quotaMap
+	extras
 }
 
 var clusterIDPattern = regexp.MustCompile(`^(c-[a-z0-9][a-z0-9-]*|local)$`)
@@ -99,6 +105,9 @@ func parseSettings(in backends.Settings, comps backends.Components) (*config, []
 		return nil, warnings, err
 	}
 	warnings = append(warnings, w...)
+	if c.extras, err = parseExtras(s, in); err != nil {
+		return nil, warnings, err
+	}
 	for _, check := range []func(*config) error{checkCredentials, checkCluster, checkPrefix, checkRole, checkLabels, checkMisc} {
 		if err := check(c); err != nil {
 			return nil, warnings, err

@@ -22,25 +22,32 @@ const MaxGroupName = 255
 // when Keycloak answers 409 (it exists, or a concurrent creator won): one request for a new
 // group under a known parent, two for an existing one the cache does not know yet.
 func (c *Client) EnsureGroup(ctx context.Context, parent, parentDesc, child, childDesc string) (string, error) {
+	id, _, err := c.EnsureChildGroup(ctx, parent, parentDesc, child, childDesc)
+	return id, err
+}
+
+// EnsureChildGroup is EnsureGroup that also reports whether this call created the child (so a
+// caller knows the new group has no members without reading them).
+func (c *Client) EnsureChildGroup(ctx context.Context, parent, parentDesc, child, childDesc string) (id string, created bool, err error) {
 	if err := checkNames(parent, child); err != nil {
-		return "", err
+		return "", false, err
 	}
 	if id, ok := c.cache.child(parent, child); ok {
-		return id, nil
+		return id, false, nil
 	}
 	defer c.lock(parent)()
 	for attempt := 0; ; attempt++ {
 		pid, err := c.ensureParent(ctx, parent, parentDesc)
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
-		cid, err := c.ensureChild(ctx, parent, pid, child, childDesc)
+		cid, created, err := c.ensureChild(ctx, parent, pid, child, childDesc)
 		if isNotFound(err) && attempt == 0 {
 			c.log.Debug("cached keycloak parent group is gone; looking it up again", zap.String("group", parent))
 			c.cache.dropParent(parent)
 			continue
 		}
-		return cid, err
+		return cid, created, err
 	}
 }
 
@@ -71,11 +78,12 @@ func (c *Client) ensureParent(ctx context.Context, name, desc string) (string, e
 // ensureChild creates child under parentID, or finds it when Keycloak says it exists (409). A
 // 404 from the parent's URLs is returned as is: the caller drops the stale parent id and tries
 // once more.
-func (c *Client) ensureChild(ctx context.Context, parent, parentID, child, desc string) (string, error) {
+func (c *Client) ensureChild(ctx context.Context, parent, parentID, child, desc string) (string, bool, error) {
 	if id, ok := c.cache.child(parent, child); ok { // created while this call waited for the lock
-		return id, nil
+		return id, false, nil
 	}
 	id, err := c.createChild(ctx, parentID, child, desc)
+	created := err == nil
 	switch {
 	case failure.HasStatus(err, http.StatusConflict):
 		var found bool
@@ -87,10 +95,10 @@ func (c *Client) ensureChild(ctx context.Context, parent, parentID, child, desc 
 		c.log.Info("created keycloak group", zap.String("group", child), zap.String("parent", parent), zap.String("id", id))
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	c.cache.setChild(parent, child, id)
-	return id, nil
+	return id, created, nil
 }
 
 // FindChildGroup returns the id of child under the top-level group parent. It searches by
