@@ -46,9 +46,9 @@ type Backend struct {
 	invMu  sync.Mutex
 	inv    *inventory
 
-	names nameIndex   // the cluster's projects by name, for Create (one listing per pass)
+	names nameIndex          // the cluster's projects by name, for Create (one listing per pass)
 	reads singleflight.Group // concurrent member reads of one group share one request
-	acc   accessState // whether Keycloak answered the last ping
+	acc   accessState        // whether Keycloak answered the last ping
 
 	kcMu    sync.Mutex
 	aliases map[string]string       // Keycloak user id → offering username it was matched by (fallback, case)

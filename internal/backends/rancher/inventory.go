@@ -132,7 +132,9 @@ func (b *Backend) foreignCluster(id string) string {
 }
 
 // inCluster reports whether a project id belongs to the configured cluster.
-func (b *Backend) inCluster(projectID string) bool { return strings.HasPrefix(projectID, b.cfg.clusterID+":") }
+func (b *Backend) inCluster(projectID string) bool {
+	return strings.HasPrefix(projectID, b.cfg.clusterID+":")
+}
 
 // projectCluster returns the cluster of an id of the form <cluster>:p-….
 func projectCluster(id string) (string, bool) {
