@@ -126,8 +126,8 @@ func BenchmarkScale500(b *testing.B) {
 }
 
 // membershipPass calls what the membership mode calls for each resource when nothing changed.
-func membershipPass(ctx context.Context, b *testing.B, be backends.Backend, resources []backends.Resource) {
-	core(be).invalidate() // a new pass: the previous pass's listing is stale
+func membershipPass(ctx context.Context, b testing.TB, be backends.Backend, resources []backends.Resource) {
+	core(be).newPass() // the previous pass's listing and member lists are stale
 	forEach(len(resources), 8, func(i int) {
 		res := resources[i]
 		if err := be.(backends.Reconciler).Reconcile(ctx, res); err != nil {

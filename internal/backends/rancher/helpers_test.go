@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -45,6 +46,7 @@ type fixture struct {
 	other    string // a second cluster behind the same Rancher
 	prefix   string
 	settings map[string]any
+	logger   *zap.Logger // when set, backends log here instead of to the test log
 }
 
 func newFixture(t testing.TB, o fixtureOpts) *fixture {
@@ -99,7 +101,11 @@ func (f *fixture) backend(extra map[string]any, opts ...Option) backends.Backend
 	for k, v := range extra {
 		s[k] = v
 	}
-	b, warnings, err := NewWithOptions(backends.Params{Offering: "test", Settings: s, Components: testComps, Logger: zaptest.NewLogger(f.t)},
+	log := f.logger
+	if log == nil {
+		log = zaptest.NewLogger(f.t)
+	}
+	b, warnings, err := NewWithOptions(backends.Params{Offering: "test", Settings: s, Components: testComps, Logger: log},
 		[]keycloak.Option{keycloak.WithRetry(6, 5*time.Millisecond, 50*time.Millisecond)}, opts...)
 	if err != nil {
 		f.t.Fatalf("new backend: %v", err)
@@ -120,6 +126,15 @@ func core(b backends.Backend) *Backend {
 		return v.Backend
 	}
 	panic(fmt.Sprintf("not a rancher backend: %T", b))
+}
+
+// newPass forgets what a pass caches (cluster listing, member lists), as the next pass finds
+// them expired.
+func (b *Backend) newPass() {
+	b.invalidate()
+	b.kcMu.Lock()
+	b.snaps = map[string]memberSnap{}
+	b.kcMu.Unlock()
 }
 
 // retryFast shortens backoff so fault tests run quickly.

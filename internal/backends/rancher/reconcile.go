@@ -20,6 +20,10 @@ import (
 // waits; everything in Rancher goes on. A vanished project is a permanent error: its id cannot
 // be re-created.
 func (b *Backend) Reconcile(ctx context.Context, res backends.Resource) error {
+	if b.foreignCluster(res.BackendID) != "" {
+		_, err := b.project(ctx, res.BackendID) // the error names both clusters
+		return err
+	}
 	inv, err := b.inventory(ctx)
 	if err != nil {
 		return err
