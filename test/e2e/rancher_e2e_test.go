@@ -17,7 +17,7 @@ import (
 	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
-const e2eGroup = "/c_cme2e000/project_dark-matter_workloads-manage"
+const e2eGroup = "/c_cme2e000/c-m-e2e00001_project_dark-matter_workloads-manage" // cluster-scoped (issue 7)
 
 var team = []string{"phys_alice", "phys_bob", "phys_carol"}
 

@@ -17,16 +17,23 @@
 //   - Lookups never list all groups: the parent is found with GET groups?search=<name>&exact=true
 //     and the child with GET groups/{parent}/children?search=<name>&exact=true (gocloak has no
 //     call for the latter, so its resty client sends it). Ids are cached by name; a 404 on a
-//     cached id drops it and the lookup runs again. Steady state (warm cache): FindChildGroup
-//     sends no request, Members one per 100 members, EnsureGroup one (a read confirming the
-//     cached child still exists).
+//     cached id drops it and the lookup runs again. Steady state (warm cache): FindChildGroup and
+//     EnsureGroup send no request, Members one per 100 members. A child EnsureGroup does not
+//     know is created first and looked up only on a 409 (one request for a new group).
+//   - Versions (compat.go): Keycloak 18–26. Before 23.0 GET groups/{id}/children does not exist
+//     (405): the parent group's representation, which then carries its subgroups, is read
+//     instead, for the rest of the process. Before 20.0 GET groups ignores exact: the substring
+//     matches are paged through. ServerVersion reads GET admin/serverinfo; VersionNote judges it.
+//   - Rights (rights.go): CheckRights proves manage-users (or realm-admin) of the realm's admin
+//     client from the roles in the client's own access token, or from a group's access flags
+//     when the token carries no role claims.
 //
-// Keycloak behaviour relied upon (Keycloak 24–26; checked against the Keycloak sources and
-// javadoc, issue threads, and published measurements of 26.7.1 — the simulator in keycloaksim
-// encodes the same rules and the tests run against it):
+// Keycloak behaviour relied upon (checked against the Keycloak sources and javadoc, upgrade
+// notes, issue threads, and published measurements of 26.7.1 — the simulator in keycloaksim
+// encodes the same rules, with a version switch, and the tests run against it):
 //   - GET groups?search=&exact=true matches names anywhere in the tree and returns each match
 //     inside its top-level ancestor, paging the matches; the client therefore takes a root with
-//     the exact name and counts matches to decide whether to read another page.
+//     the exact name and counts (substring) matches to decide whether to read another page.
 //   - GET groups/{id}/children?exact=true compares with SQL LIKE ('_' and '%' are wildcards,
 //     and names here contain '_'), and Keycloak 24.0.x ignored search on that endpoint
 //     (keycloak/keycloak#28818): names are compared in the client and pages are followed.
@@ -37,7 +44,8 @@
 //     deletes its subgroups and memberships.
 //   - Usernames are stored in lower case; exact username search ignores case.
 //   - Listing groups needs query-groups/view-users, writes need manage-users (or realm-admin)
-//     in the realm-management client.
+//     of the realm's admin client (realm-management, or <realm>-realm for a master admin);
+//     access tokens carry the effective roles in resource_access unless they are lightweight.
 //
 // Deliberate choices: DeleteParentIfEmpty also requires the parent to have no direct members
 // (the incumbent only checked subGroups; a member added by hand would lose access silently).
