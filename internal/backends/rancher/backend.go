@@ -48,6 +48,7 @@ type Backend struct {
 
 	names nameIndex          // the cluster's projects by name, for Create (one listing per pass)
 	reads singleflight.Group // concurrent member reads of one group share one request
+	adds  [32]sync.Mutex     // member additions to one group (striped by name) run one at a time
 	acc   accessState        // whether Keycloak answered the last ping
 
 	kcMu    sync.Mutex

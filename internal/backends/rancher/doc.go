@@ -3,8 +3,14 @@
 // offering's namespace_labels, e.g. a GPU pool), a ResourceQuota `custom-resource-quota` built
 // from the resource's limits, and, with Keycloak enabled, an OIDC group bound to the project
 // through a ProjectRoleTemplateBinding. It is a drop-in for the incumbent Python plugin
-// (`backend_type: rancher`, same settings, same object names) that also repairs drift on every
-// membership pass and retries transient upstream failures.
+// (`backend_type: rancher`, same settings, same object names except cluster-scoped group names
+// for new resources) that also repairs drift on every membership pass, removes group bindings it
+// did not make, pauses and downscales through the quota, keeps working on quotas and usage while
+// Keycloak is down (only access changes wait), and retries transient upstream failures.
+//
+// Caches last one pass (invTTL): the cluster listing (Reconcile, Limits, Metadata, status), the
+// project listing (Create) and each Keycloak group's member list (shared by every resource bound
+// to the group). docs/rancher.md describes the behaviour for operators.
 //
 // Rancher's v3 API is reached through norman's clientbase with the types declared here;
 // Kubernetes objects (namespaces, quotas, pods) through client-go against Rancher's

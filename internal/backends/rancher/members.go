@@ -2,6 +2,7 @@ package rancher
 
 import (
 	"context"
+	"hash/fnv"
 	"sort"
 
 	"go.uber.org/zap"
@@ -71,6 +72,13 @@ func (b *Backend) addMembers(ctx context.Context, res backends.Resource, group s
 	if len(members) == 0 {
 		return nil
 	}
+	// Concurrent creates for one Waldur project add the same team to the same group: one at a
+	// time, the later ones find the team in the member list and the users known.
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(group))
+	lock := &b.adds[h.Sum32()%uint32(len(b.adds))]
+	lock.Lock()
+	defer lock.Unlock()
 	gid, created, err := b.ensureGroupID(ctx, res, group)
 	if err != nil {
 		return err
