@@ -84,6 +84,16 @@ func (b *Backend) recorded(p Project) string {
 	return g
 }
 
+// knownGroup is the group recorded on p, or remembered for it by this process ("" when none).
+func (b *Backend) knownGroup(p Project) string {
+	if g := b.recorded(p); g != "" {
+		return g
+	}
+	b.kcMu.Lock()
+	defer b.kcMu.Unlock()
+	return b.groups[p.ID]
+}
+
 // forgetProject drops what the process remembers about a deleted project.
 func (b *Backend) forgetProject(projectID string) {
 	b.kcMu.Lock()

@@ -260,13 +260,8 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 // project is gone, or never recorded one) both the cluster-scoped and the incumbent's name —
 // each is deleted only when no other project is bound to it.
 func (b *Backend) groupsOf(res backends.Resource, p Project) []string {
-	if g := b.recorded(p); g != "" {
-		return []string{g}
-	}
-	b.kcMu.Lock()
-	g := b.groups[res.BackendID]
-	b.kcMu.Unlock()
-	if g != "" {
+	p.ID = res.BackendID // a vanished project: what this process remembers for its id
+	if g := b.knownGroup(p); g != "" {
 		return []string{g}
 	}
 	return []string{scopedGroupName(b.cfg.clusterID, res.ProjectSlug, b.cfg.role), childGroupName(res.ProjectSlug, b.cfg.role)}

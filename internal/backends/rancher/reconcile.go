@@ -172,7 +172,7 @@ func (b *Backend) metadata(res backends.Resource, p Project, namespaces []string
 	if temporary(q) {
 		md["quota_status"] = q.Annotations[annStatus]
 	}
-	if group := b.recorded(p); b.kc != nil && group != "" {
+	if group := b.knownGroup(p); b.kc != nil && group != "" {
 		md["keycloak_group"] = group
 		md["rancher_role"] = b.cfg.role
 		if missing := b.missingUsers(group); len(missing) > 0 {
