@@ -79,12 +79,14 @@ type Rule struct {
 	RemoteIPPrefix string `mapstructure:"remote_ip_prefix"` // default 0.0.0.0/0 (::/0 for IPv6)
 }
 
-// DefaultSecurityGroups are created when security_groups is not configured.
+// DefaultSecurityGroups are created when security_groups is not configured: the list Waldur's
+// OpenStack plugin creates in every tenant (SSH, ping, RDP, web).
 func DefaultSecurityGroups() []SecurityGroup {
 	tcp := func(port int) Rule { return Rule{Protocol: "tcp", PortRangeMin: port, PortRangeMax: port} }
 	return []SecurityGroup{
 		{Name: "ssh", Description: "SSH from anywhere", Rules: []Rule{tcp(22)}},
 		{Name: "ping", Description: "ICMP from anywhere", Rules: []Rule{{Protocol: "icmp"}}},
+		{Name: "rdp", Description: "Remote desktop (RDP) from anywhere", Rules: []Rule{tcp(3389)}},
 		{Name: "web", Description: "HTTP and HTTPS from anywhere", Rules: []Rule{tcp(80), tcp(443)}},
 	}
 }

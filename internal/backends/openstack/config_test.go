@@ -78,7 +78,7 @@ func TestSettingsDefaultsAndWarnings(t *testing.T) {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 	got := []any{s.Domain, s.UserDomain, s.MemberRole, s.SubnetCIDR, s.Interface, *s.VerifySSL, *s.DownscaleFactor, *s.Retries, len(s.SecurityGroups)}
-	want := []any{"Default", "Default", "member", "192.168.42.0/24", "public", true, 0.5, 4, 3}
+	want := []any{"Default", "Default", "member", "192.168.42.0/24", "public", true, 0.5, 4, 4}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
@@ -107,5 +107,29 @@ func TestNamesAreLimitedToKeystoneLength(t *testing.T) {
 	}
 	if _, err := b.namesFor(strings.Repeat("a", 62)); err == nil {
 		t.Fatal("a 65-character project name must be refused")
+	}
+}
+
+// The default groups are the ones Waldur's OpenStack plugin creates in every tenant (seed 003:
+// "SSH (22), ping (ICMP), RDP (3389), web (80, 443)"), each open to the world on IPv4.
+func TestDefaultSecurityGroupsAreWaldursList(t *testing.T) {
+	s, _, err := decodeSettings(with(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, g := range s.SecurityGroups {
+		for _, r := range g.Rules {
+			if r.Direction != "ingress" || r.RemoteIPPrefix != "0.0.0.0/0" {
+				t.Errorf("group %s rule %+v: want ingress from 0.0.0.0/0", g.Name, r)
+			}
+			got[g.Name] = append(got[g.Name], fmt.Sprintf("%s %d-%d", r.Protocol, r.PortRangeMin, r.PortRangeMax))
+		}
+	}
+	want := map[string][]string{
+		"ssh": {"tcp 22-22"}, "ping": {"icmp 0-0"}, "rdp": {"tcp 3389-3389"}, "web": {"tcp 80-80", "tcp 443-443"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("default security groups (-seed 003 +got):\n%s", diff)
 	}
 }

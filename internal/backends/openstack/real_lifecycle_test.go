@@ -68,7 +68,7 @@ func listLen[T any](ctx context.Context, pager pagination.Pager, extract func(pa
 	return len(all), err
 }
 
-var finishedTenant = tenantObjects{Networks: 1, Subnets: 1, Routers: 1, Interfaces: 1, SecurityGroups: 4}
+var finishedTenant = tenantObjects{Networks: 1, Subnets: 1, Routers: 1, Interfaces: 1, SecurityGroups: 5}
 
 // step logs how long each stage of a real test took.
 func step(t *testing.T, name string, fn func()) {

@@ -13,8 +13,8 @@ import (
 )
 
 // fullTenant is what a finished tenant holds in the simulator with the default settings.
-var fullTenant = openstacksim.Objects{Networks: 1, Subnets: 1, Routers: 1, Interfaces: 1, Ports: 1, SecurityGroups: 4,
-	Rules: 14, GroupNames: []string{"default", "ping", "ssh", "web"}}
+var fullTenant = openstacksim.Objects{Networks: 1, Subnets: 1, Routers: 1, Interfaces: 1, Ports: 1, SecurityGroups: 5,
+	Rules: 17, GroupNames: []string{"default", "ping", "rdp", "ssh", "web"}}
 
 // createUntilDone repeats Create as the order cycle would, requiring transient errors only.
 func createUntilDone(t *testing.T, b *openstack.Backend, res backends.Resource, name string, passes int) (backends.Resource, int) {

@@ -49,8 +49,8 @@ func TestCreateBuildsTheTenant(t *testing.T) {
 	checkQuotas(t, env.sim, p.ID, map[string]map[string]int{
 		"nova": {"cores": 4, "ram": 8192}, "cinder": {"gigabytes": 50}, "neutron": {"floatingip": 2, "network": 3}})
 	got := env.sim.ObjectsOf(p.ID)
-	want := openstacksim.Objects{Networks: 1, Subnets: 1, Routers: 1, Interfaces: 1, Ports: 1, SecurityGroups: 4,
-		Rules: 4 + 3*2 + 4, GroupNames: []string{"default", "ping", "ssh", "web"}}
+	want := openstacksim.Objects{Networks: 1, Subnets: 1, Routers: 1, Interfaces: 1, Ports: 1, SecurityGroups: 5,
+		Rules: 4 + 4*2 + 5, GroupNames: []string{"default", "ping", "rdp", "ssh", "web"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tenant objects (-want +got):\n%s", diff)
 	}
