@@ -30,7 +30,7 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 	if created {
 		log.Info("openstack project created")
 	}
-	limits, err := b.pushLimits(ctx, c, p, req.Resource.Limits, !created)
+	quotas, err := b.pushLimits(ctx, c, p, req.Resource.Limits, !created)
 	if err != nil {
 		return made, err
 	}
@@ -48,7 +48,13 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 			return made, err
 		}
 	}
-	return backends.Info{BackendID: p.ID, Limits: limits, Metadata: b.metadata(p.ID, n, net)}, nil
+	// No Info.Limits: Waldur's limits are the customer's order and are never rewritten from
+	// what OpenStack holds (whole GB, unlimited); the quotas are backend metadata instead.
+	md := b.metadata(p.ID, n, net)
+	if quotas != nil {
+		md["quotas"] = b.quotas.describe(quotas)
+	}
+	return backends.Info{BackendID: p.ID, Metadata: md}, nil
 }
 
 // tenantProject returns the resource's project: the recorded one when it still exists and is
@@ -108,17 +114,17 @@ func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits b
 	return err
 }
 
-// pushLimits applies limits as the project's status requires and returns the limits to report
-// as enforced (backend units). checkUsage refuses limits below current usage before anything
-// is written.
-func (b *Backend) pushLimits(ctx context.Context, c *clients, p *projects.Project, limits backends.Quantities, checkUsage bool) (backends.Quantities, error) {
+// pushLimits applies limits as the project's status requires and returns the quotas OpenStack
+// answered with (nil while paused or downscaled). checkUsage refuses limits below current
+// usage before anything is written.
+func (b *Backend) pushLimits(ctx context.Context, c *clients, p *projects.Project, limits backends.Quantities, checkUsage bool) (map[service]quotaValues, error) {
 	want := b.quotas.toQuotas(limits)
 	status, _ := tagValue(p.Tags, statusTagPrefix)
 	switch status {
 	case statusPaused:
-		return b.ownLimits(limits), nil
+		return nil, nil
 	case statusDown:
-		return b.ownLimits(limits), b.overrideQuotas(ctx, c, p.ID, scaled(want, *b.settings.DownscaleFactor))
+		return nil, b.overrideQuotas(ctx, c, p.ID, scaled(want, *b.settings.DownscaleFactor))
 	}
 	if checkUsage {
 		if err := b.checkUsage(ctx, c, p, want); err != nil {
@@ -137,7 +143,7 @@ func (b *Backend) pushLimits(ctx context.Context, c *clients, p *projects.Projec
 			return nil, refusal(err)
 		}
 	}
-	return b.quotas.fromQuotas(got), nil
+	return got, nil
 }
 
 // checkUsage refuses quota values below usage, naming every offending component.
@@ -186,17 +192,6 @@ func clampToUsage(vals quotaValues, used usageOf) quotaValues {
 			v = used[k]
 		}
 		out[k] = v
-	}
-	return out
-}
-
-// ownLimits keeps the limits of mapped components only.
-func (b *Backend) ownLimits(limits backends.Quantities) backends.Quantities {
-	out := backends.Quantities{}
-	for k, v := range limits {
-		if _, ok := b.quotas.byComponent[k]; ok {
-			out[k] = v
-		}
 	}
 	return out
 }

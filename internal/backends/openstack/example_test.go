@@ -23,8 +23,11 @@ func TestExampleConfigBuildsTheBackend(t *testing.T) {
 		t.Fatalf("backend from the example: %v (warnings %v)", err, warnings)
 	}
 	set := backends.RolesOf("openstack", b)
-	if set.Provisioner == nil || set.Members == nil || set.Usage == nil || set.Status == nil || set.Limits == nil ||
+	if set.Provisioner == nil || set.Members == nil || set.Usage == nil || set.Status == nil ||
 		set.Metadata == nil || set.Diagnoser == nil || set.Pinger == nil || set.Closer == nil {
 		t.Fatalf("roles missing: %+v", set)
+	}
+	if set.Limits != nil {
+		t.Fatal("the openstack backend must not read limits back: membership sync would rewrite Waldur's limits from OpenStack's quotas")
 	}
 }

@@ -161,6 +161,24 @@ func (m quotaMap) fromQuotas(values map[service]quotaValues) backends.Quantities
 	return out
 }
 
+// describe lists the mapped quotas by OpenStack quota name, in OpenStack units, for backend
+// metadata: a number, or "unlimited" for OpenStack's -1 (never a negative amount).
+func (m quotaMap) describe(values map[service]quotaValues) map[string]any {
+	out := map[string]any{}
+	for _, comp := range m.components {
+		q := m.byComponent[comp]
+		v, ok := values[q.Service][q.Name]
+		switch {
+		case !ok:
+		case v < 0:
+			out[q.Name] = "unlimited"
+		default:
+			out[q.Name] = v
+		}
+	}
+	return out
+}
+
 // quotaInt turns a backend-unit amount into an OpenStack quota: negative means unlimited (-1);
 // fractions round up, so a unit_factor such as 1/1024 (Waldur MB → GB) never grants less than
 // was ordered. A tolerance of 1e-6 absorbs float noise (4.0000001 → 4).

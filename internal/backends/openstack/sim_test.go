@@ -54,8 +54,12 @@ func TestCreateBuildsTheTenant(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tenant objects (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(res.Limits, info.Limits); diff != "" {
-		t.Errorf("enforced limits (-want +got):\n%s", diff)
+	if info.Limits != nil {
+		t.Errorf("create reported limits %v: Waldur's limits are the order's, never rewritten", info.Limits)
+	}
+	wantQuotas := map[string]any{"cores": 4, "ram": 8192, "gigabytes": 50, "floatingip": 2, "network": 3}
+	if diff := cmp.Diff(wantQuotas, info.Metadata["quotas"]); diff != "" {
+		t.Errorf("quotas in the backend metadata (-want +got):\n%s", diff)
 	}
 	for _, k := range []string{"auth_url", "project_id", "project_name", "network_id", "subnet_id", "router_id", "external_network"} {
 		if s, _ := info.Metadata[k].(string); s == "" {

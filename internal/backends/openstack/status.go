@@ -11,7 +11,7 @@ import (
 // Pause implements backends.StatusController: every mapped quota drops to zero, so nothing new
 // can be created while what exists keeps running (Nova is forced below usage; Cinder, which
 // refuses that, is held at current usage). The project is tagged paused, which makes the next
-// passes cheap and keeps Limits reporting the resource's own limits.
+// passes cheap and tells SetLimits to keep the zero quotas.
 func (b *Backend) Pause(ctx context.Context, res backends.Resource) error {
 	return b.setStatus(ctx, res, statusPaused)
 }

@@ -76,32 +76,11 @@ func (b *Backend) tenantUsage(ctx context.Context, c *clients, projectID string)
 	return b.quotas.fromQuotas(used), nil
 }
 
-// Limits implements backends.LimitsReader: the quotas OpenStack enforces. While a tenant is
-// paused or downscaled its quotas are a temporary override, so the resource's own limits are
-// reported and Waldur's record is left alone.
-func (b *Backend) Limits(ctx context.Context, res backends.Resource) (backends.Quantities, error) {
-	c, err := b.conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.ownedProject(ctx, res)
-	if err != nil {
-		return nil, err
-	}
-	if status, ok := tagValue(p.Tags, statusTagPrefix); ok && status != "" {
-		return b.ownLimits(res.Limits), nil
-	}
-	got := map[service]quotaValues{}
-	for _, svc := range b.quotas.services() {
-		if got[svc], err = c.getQuotas(ctx, svc, p.ID); err != nil {
-			return nil, err
-		}
-	}
-	return b.quotas.fromQuotas(got), nil
-}
-
 // Metadata implements backends.MetadataReader: the tenant's endpoints and object ids as they
-// are now (objects that went missing are left out).
+// are now (objects that went missing are left out) and the mapped quotas OpenStack holds
+// ("quotas", by OpenStack quota name in OpenStack units, "unlimited" for -1; while paused or
+// downscaled these are the temporary values). The backend deliberately implements no
+// LimitsReader: Waldur's limits are the customer's order, never rewritten from OpenStack.
 func (b *Backend) Metadata(ctx context.Context, res backends.Resource) (map[string]any, error) {
 	c, err := b.conn(ctx)
 	if err != nil {
@@ -116,7 +95,15 @@ func (b *Backend) Metadata(ctx context.Context, res backends.Resource) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	return b.metadata(p.ID, n, ids), nil
+	md := b.metadata(p.ID, n, ids)
+	got := map[service]quotaValues{}
+	for _, svc := range b.quotas.services() {
+		if got[svc], err = c.getQuotas(ctx, svc, p.ID); err != nil {
+			return nil, err
+		}
+	}
+	md["quotas"] = b.quotas.describe(got)
+	return md, nil
 }
 
 // findNetworking looks up the tenant's network, subnet and router by name ("" when missing).

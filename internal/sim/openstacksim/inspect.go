@@ -169,3 +169,13 @@ func (s *Server) LeftoverNeutron() int {
 	}
 	return n
 }
+
+// SetQuota sets one quota of a project as an administrator would (-1: unlimited).
+func (s *Server) SetQuota(service, projectID, key string, value int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.quotas[service][projectID] == nil {
+		s.st.quotas[service][projectID] = map[string]int{}
+	}
+	s.st.quotas[service][projectID][key] = value
+}
