@@ -33,8 +33,8 @@ type Options struct {
 	Transport http.RoundTripper
 	// RetryWaitMin and RetryWaitMax bound the backoff between attempts (default 250ms–5s).
 	RetryWaitMin, RetryWaitMax time.Duration
-	// PollInterval is how often force_destroy checks that servers and volumes are gone
-	// (default 2s).
+	// PollInterval is how often force_destroy looks again at deletions in progress within
+	// one pass (default 2s).
 	PollInterval time.Duration
 }
 

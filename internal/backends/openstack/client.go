@@ -20,6 +20,8 @@ import (
 type clients struct {
 	provider                           *gophercloud.ProviderClient
 	identity, compute, volume, network *gophercloud.ServiceClient
+	// image (Glance) and loadBalancer (Octavia) are nil when the catalog has no such service.
+	image, loadBalancer *gophercloud.ServiceClient
 
 	domainID, userDomainID, roleID string
 	extNetID                       string
@@ -79,6 +81,20 @@ func (b *Backend) connect(ctx context.Context) (*clients, error) {
 			return nil, failure.Wrap(err, fmt.Sprintf("openstack catalog has no %s endpoint (region %q, interface %s)", st.name, s.RegionName, s.Interface))
 		}
 		*st.dst = sc
+	}
+	optional := []struct {
+		dst **gophercloud.ServiceClient
+		new func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)
+	}{{&c.image, gos.NewImageV2}, {&c.loadBalancer, gos.NewLoadBalancerV2}}
+	for _, st := range optional {
+		sc, err := st.new(provider, eo)
+		var missing *gophercloud.ErrEndpointNotFound
+		switch {
+		case err == nil:
+			*st.dst = sc
+		case !errors.As(err, &missing):
+			return nil, failure.Wrap(err, "openstack catalog")
+		}
 	}
 	return c, nil
 }

@@ -51,7 +51,8 @@ type Settings struct {
 	Retries        *int          `mapstructure:"retries"`         // per request (default 4)
 	// UsageConcurrency bounds the tenants measured at once in a usage pass (default 8).
 	UsageConcurrency int `mapstructure:"usage_concurrency"`
-	// ForceDestroyWait bounds the wait for servers and volumes to disappear (default 5m).
+	// ForceDestroyWait bounds how long one terminate pass waits for force_destroy's deletions
+	// (default 10s, at most 2m); what is left is finished by the next pass.
 	ForceDestroyWait time.Duration `mapstructure:"force_destroy_wait"`
 }
 
@@ -92,9 +93,10 @@ func DefaultSecurityGroups() []SecurityGroup {
 }
 
 const (
-	defaultSubnetCIDR = "192.168.42.0/24"
-	defaultDomain     = "Default"
-	defaultMemberRole = "member"
+	maxForceDestroyWait = 2 * time.Minute
+	defaultSubnetCIDR   = "192.168.42.0/24"
+	defaultDomain       = "Default"
+	defaultMemberRole   = "member"
 )
 
 // applyDefaults fills in every optional setting.
@@ -130,7 +132,7 @@ func (s *Settings) applyDefaults() {
 		s.UsageConcurrency = 8
 	}
 	if s.ForceDestroyWait == 0 {
-		s.ForceDestroyWait = 5 * time.Minute
+		s.ForceDestroyWait = 10 * time.Second
 	}
 	if s.SecurityGroups == nil {
 		s.SecurityGroups = DefaultSecurityGroups()
@@ -180,6 +182,9 @@ func (s *Settings) validate() error {
 	}
 	if s.RequestTimeout < 0 || s.UsageConcurrency < 0 || s.ForceDestroyWait < 0 {
 		return fmt.Errorf("backend_settings: request_timeout, usage_concurrency and force_destroy_wait must not be negative")
+	}
+	if s.ForceDestroyWait > maxForceDestroyWait {
+		return fmt.Errorf("backend_settings.force_destroy_wait: at most %s (a pass must stay short; deletion goes on in the next pass), got %s", maxForceDestroyWait, s.ForceDestroyWait)
 	}
 	if len(s.TenantPrefix) > 32 {
 		return fmt.Errorf("backend_settings.tenant_prefix: at most 32 characters (Keystone names are at most 64), got %d", len(s.TenantPrefix))

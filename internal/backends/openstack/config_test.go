@@ -55,6 +55,7 @@ func TestSettingsErrorsNameTheKey(t *testing.T) {
 		{"wrong type", with(map[string]any{"force_destroy": "yes"}), "force_destroy"},
 		{"missing ca file", with(map[string]any{"ca_cert": "/nonexistent/ca.pem"}), "backend_settings.ca_cert"},
 		{"long prefix", with(map[string]any{"tenant_prefix": strings.Repeat("x", 33)}), "backend_settings.tenant_prefix"},
+		{"long force_destroy_wait", with(map[string]any{"force_destroy_wait": "5m"}), "backend_settings.force_destroy_wait: at most 2m0s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
@@ -25,8 +26,9 @@ import (
 // floating IPs, router interfaces and routers, remaining ports, subnets, networks, every
 // security group (Neutron's "default" too: it outlives the project otherwise), the quota
 // overrides, the tenant user and its stored credentials, then the project. Missing objects
-// are skipped. A tenant with servers or volumes is refused unless force_destroy is set, which
-// deletes them first and waits for them to go.
+// are skipped. A tenant holding what its users made (load balancers, servers, server groups,
+// private images, snapshots, backups, volumes) is refused, naming each kind, unless
+// force_destroy is set: see clearLeftovers.
 func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	c, err := b.conn(ctx)
 	if err != nil {
@@ -42,7 +44,7 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	if owner, _ := tagValue(p.Tags, ownerTagPrefix); owner != res.UUID {
 		return failure.Errorf("openstack project %s (%s) is not tagged for Waldur resource %s; refusing to delete it", p.Name, p.ID, res.UUID)
 	}
-	if err := b.clearWorkloads(ctx, c, p); err != nil {
+	if err := b.clearLeftovers(ctx, c, p); err != nil {
 		return err
 	}
 	steps := []struct {
@@ -71,6 +73,45 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	}
 	b.log.Info("openstack tenant deleted", zap.String("project", p.Name), zap.String("project_id", p.ID))
 	return nil
+}
+
+// clearLeftovers refuses to go on while the tenant holds objects its users made, unless
+// force_destroy is set: then it asks for their deletion in dependency order (volumes after
+// the servers they may be attached to and their snapshots) and looks again, for at most
+// force_destroy_wait. What is still being deleted then is a transient "deletion in progress":
+// the order stays executing and the next pass continues, so no pass blocks for long.
+func (b *Backend) clearLeftovers(ctx context.Context, c *clients, p *projects.Project) error {
+	deadline := time.Now().Add(b.settings.ForceDestroyWait)
+	for round := 0; ; round++ {
+		inv, err := c.inventory(ctx, p.ID)
+		if err != nil || inv.empty() {
+			return err
+		}
+		if !b.settings.ForceDestroy {
+			return failure.Errorf("tenant %s still has %s; delete them first or set backend_settings.force_destroy", p.Name, inv)
+		}
+		if round > 0 && !time.Now().Before(deadline) {
+			return failure.Transient(fmt.Errorf("force_destroy: deletion in progress in tenant %s: %s left; the next pass continues", p.Name, inv))
+		}
+		if round == 0 {
+			b.log.Warn("force_destroy: deleting what the tenant's users made", zap.String("project_id", p.ID), zap.String("objects", inv.String()))
+		}
+		note, err := c.removeAll(ctx, inv)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			b.log.Info("force_destroy: a deletion must wait", zap.String("project_id", p.ID), zap.String("detail", note))
+		}
+		if round == 0 {
+			continue // look again at once: many deletions are immediate
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(b.pollEvery, max(time.Until(deadline), 0))):
+		}
+	}
 }
 
 // deleteEach lists objects with list and deletes each id, tolerating 404.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // Nova servers and Cinder volumes exist only so that usage moves and terminate can be refused
@@ -27,6 +29,25 @@ func (s *Server) AddVolume(projectID string, sizeGB int) string {
 	return v.ID
 }
 
+// AttachVolume attaches a volume to a server: Cinder refuses to delete it, even forced, until
+// the server is gone.
+func (s *Server) AttachVolume(volumeID, serverID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v := s.st.volumes[volumeID]; v != nil {
+		v.AttachedTo = serverID
+	}
+}
+
+// AddServerGroup puts a Nova server group (anti-affinity) into a project.
+func (s *Server) AddServerGroup(projectID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := &serverGroup{ID: newID(true), Name: "group-" + newID(false)[:6], ProjectID: projectID, UserID: newID(false), Policy: "anti-affinity"}
+	s.st.svGroups[g.ID] = g
+	return g.ID
+}
+
 func allTenants(c *call) bool {
 	v := c.query("all_tenants")
 	return v == "true" || v == "1" || v == "True"
@@ -41,8 +62,12 @@ func (c *call) listServers() {
 	out := []map[string]any{}
 	for _, v := range c.s.st.servers {
 		if v.ProjectID == project {
+			var task any
+			if v.deleting {
+				task = "deleting"
+			}
 			out = append(out, map[string]any{"id": v.ID, "name": v.Name, "tenant_id": v.ProjectID, "user_id": "",
-				"status": "ACTIVE", "metadata": map[string]string{}, "addresses": map[string]any{},
+				"status": "ACTIVE", "OS-EXT-STS:task_state": task, "metadata": map[string]string{}, "addresses": map[string]any{},
 				"flavor": map[string]any{"vcpus": v.VCPUs, "ram": v.RAM}, "image": ""})
 		}
 	}
@@ -51,17 +76,82 @@ func (c *call) listServers() {
 }
 
 func (c *call) deleteServer() {
-	if c.s.st.servers[c.param(0)] == nil {
+	v := c.s.st.servers[c.param(0)]
+	if v == nil {
 		c.fail(http.StatusNotFound, "Instance "+c.param(0)+" could not be found.")
 		return
 	}
-	delete(c.s.st.servers, c.param(0))
+	if c.s.asyncDeletes {
+		v.deleting = true
+	} else {
+		c.s.st.removeServer(v.ID)
+	}
+	c.noContent(http.StatusNoContent)
+}
+
+// removeServer deletes a server and detaches its volumes (as Nova does).
+func (st *state) removeServer(id string) {
+	delete(st.servers, id)
+	for _, v := range st.volumes {
+		if v.AttachedTo == id {
+			v.AttachedTo = ""
+		}
+	}
+}
+
+// novaMicroversion is the compute microversion a request asks for (2.1 when none).
+func novaMicroversion(r *http.Request) (major, minor int) {
+	v := r.Header.Get("X-OpenStack-Nova-API-Version")
+	if h := r.Header.Get("OpenStack-API-Version"); strings.HasPrefix(h, "compute ") {
+		v = strings.TrimPrefix(h, "compute ")
+	}
+	if a, b, ok := strings.Cut(strings.TrimSpace(v), "."); ok {
+		major, _ = strconv.Atoi(a)
+		minor, _ = strconv.Atoi(b)
+		return major, minor
+	}
+	return 2, 1
+}
+
+// listServerGroups serves GET /os-server-groups: the token's project, or every project with
+// all_projects (admin). Like Nova, project_id and user_id appear from microversion 2.13, and
+// 2.64 replaces policies with policy and rules.
+func (c *call) listServerGroups() {
+	all := c.query("all_projects")
+	everyProject := all == "True" || all == "true" || all == "1"
+	major, minor := novaMicroversion(c.r)
+	out := []map[string]any{}
+	for _, g := range c.s.st.svGroups {
+		if !everyProject && g.ProjectID != c.tok.projectID {
+			continue
+		}
+		m := map[string]any{"id": g.ID, "name": g.Name, "members": []string{}, "metadata": map[string]string{}}
+		if major == 2 && minor >= 13 {
+			m["project_id"], m["user_id"] = g.ProjectID, g.UserID
+		}
+		if major == 2 && minor >= 64 {
+			m["policy"], m["rules"] = g.Policy, map[string]any{}
+			delete(m, "metadata")
+		} else {
+			m["policies"] = []string{g.Policy}
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i]["id"].(string) < out[j]["id"].(string) })
+	c.reply(http.StatusOK, map[string]any{"server_groups": out})
+}
+
+func (c *call) deleteServerGroup() {
+	if c.s.st.svGroups[c.param(0)] == nil {
+		c.fail(http.StatusNotFound, "Server group "+c.param(0)+" could not be found.")
+		return
+	}
+	delete(c.s.st.svGroups, c.param(0))
 	c.noContent(http.StatusNoContent)
 }
 
 func (c *call) listVolumes() {
-	if c.param(0) != c.tok.projectID {
-		c.fail(http.StatusBadRequest, "Malformed request url: project id does not match the token")
+	if !c.cinderProjectOK() {
 		return
 	}
 	project := c.query("project_id")
@@ -72,8 +162,16 @@ func (c *call) listVolumes() {
 	out := []map[string]any{}
 	for _, v := range c.s.st.volumes {
 		if v.ProjectID == project {
-			out = append(out, map[string]any{"id": v.ID, "name": v.Name, "size": v.Size, "status": "available",
-				"os-vol-tenant-attr:tenant_id": v.ProjectID, "attachments": []any{}, "metadata": map[string]string{},
+			status, attachments := "available", []any{}
+			if v.AttachedTo != "" {
+				status = "in-use"
+				attachments = append(attachments, map[string]any{"server_id": v.AttachedTo, "volume_id": v.ID, "device": "/dev/vdb"})
+			}
+			if v.deleting {
+				status = "deleting"
+			}
+			out = append(out, map[string]any{"id": v.ID, "name": v.Name, "size": v.Size, "status": status,
+				"os-vol-tenant-attr:tenant_id": v.ProjectID, "attachments": attachments, "metadata": map[string]string{},
 				"volume_type": "__DEFAULT__", "bootable": "false", "multiattach": false})
 		}
 	}
@@ -81,20 +179,46 @@ func (c *call) listVolumes() {
 	c.reply(http.StatusOK, map[string]any{"volumes": out})
 }
 
-func (c *call) volumeAction() {
+// cinderProjectOK checks that the URL's project is the token's, as Cinder does.
+func (c *call) cinderProjectOK() bool {
 	if c.param(0) != c.tok.projectID {
 		c.fail(http.StatusBadRequest, "Malformed request url: project id does not match the token")
-		return
+		return false
 	}
+	return true
+}
+
+// forceDeleteOnly checks that an action body is exactly {"os-force_delete": {}}.
+func (c *call) forceDeleteOnly() bool {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(c.body, &m); err != nil || len(m) != 1 || m["os-force_delete"] == nil {
 		c.fail(http.StatusBadRequest, "the simulator supports the os-force_delete action only")
+		return false
+	}
+	return true
+}
+
+// volumeAction serves os-force_delete. Like Cinder, even a forced delete is refused while the
+// volume is attached or has snapshots.
+func (c *call) volumeAction() {
+	if !c.cinderProjectOK() || !c.forceDeleteOnly() {
 		return
 	}
-	if c.s.st.volumes[c.param(1)] == nil {
+	v := c.s.st.volumes[c.param(1)]
+	if v == nil {
 		c.fail(http.StatusNotFound, "Volume "+c.param(1)+" could not be found.")
 		return
 	}
-	delete(c.s.st.volumes, c.param(1))
+	if v.AttachedTo != "" || c.s.st.hasSnapshots(v.ID) {
+		c.fail(http.StatusBadRequest, "Invalid volume: Volume status must be available or error or error_restoring or "+
+			"error_extending or error_managing and must not be migrating, attached, belong to a group, have snapshots, "+
+			"awaiting a transfer, or be disassociated from snapshots after volume transfer.")
+		return
+	}
+	if c.s.asyncDeletes {
+		v.deleting = true
+	} else {
+		delete(c.s.st.volumes, v.ID)
+	}
 	c.noContent(http.StatusAccepted)
 }

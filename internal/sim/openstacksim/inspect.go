@@ -59,9 +59,10 @@ func (s *Server) Members(projectID string) []string {
 	return out
 }
 
-// Objects counts a project's Neutron objects (and its servers and volumes).
+// Objects counts a project's Neutron objects and the workloads terminate cleans up or refuses.
 type Objects struct {
 	Networks, Subnets, Routers, Interfaces, Ports, SecurityGroups, Rules, FloatingIPs, Servers, Volumes int
+	Snapshots, Backups, Images, ServerGroups, LoadBalancers                                             int
 	// GroupNames are the project's security group names, sorted.
 	GroupNames []string
 }
@@ -103,6 +104,21 @@ func (s *Server) ObjectsOf(projectID string) Objects {
 	}
 	for _, v := range st.volumes {
 		o.Volumes += b2i(v.ProjectID == projectID)
+	}
+	for _, v := range st.snapshots {
+		o.Snapshots += b2i(v.ProjectID == projectID)
+	}
+	for _, v := range st.backups {
+		o.Backups += b2i(v.ProjectID == projectID)
+	}
+	for _, v := range st.images {
+		o.Images += b2i(v.Owner == projectID)
+	}
+	for _, v := range st.svGroups {
+		o.ServerGroups += b2i(v.ProjectID == projectID)
+	}
+	for _, v := range st.lbs {
+		o.LoadBalancers += b2i(v.ProjectID == projectID)
 	}
 	return o
 }

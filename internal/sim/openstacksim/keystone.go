@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -104,12 +105,21 @@ func (c *call) catalog(projectID string) []map[string]any {
 		}
 		return map[string]any{"id": newID(false), "type": typ, "name": name, "endpoints": eps}
 	}
-	return []map[string]any{
+	all := []map[string]any{
 		entry("identity", "keystone", base+"/identity/v3/"),
 		entry("compute", "nova", base+"/compute/v2.1"),
 		entry("volumev3", "cinderv3", base+"/volume/v3/"+projectID),
 		entry("network", "neutron", base+"/network"),
+		entry("image", "glance", base+"/image"),
+		entry("load-balancer", "octavia", base+"/load-balancer"),
 	}
+	out := all[:0]
+	for _, e := range all {
+		if !slices.Contains(c.s.opts.Without, e["type"].(string)) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // validateToken serves HEAD /v3/auth/tokens.

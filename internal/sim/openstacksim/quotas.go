@@ -51,6 +51,18 @@ func (st *state) usage(service, projectID string) map[string]int {
 				u["gigabytes"] += v.Size
 			}
 		}
+		for _, v := range st.snapshots { // snapshots count in gigabytes too (no_snapshot_gb_quota=false)
+			if v.ProjectID == projectID {
+				u["snapshots"]++
+				u["gigabytes"] += v.Size
+			}
+		}
+		for _, v := range st.backups {
+			if v.ProjectID == projectID {
+				u["backups"]++
+				u["backup_gigabytes"] += v.Size
+			}
+		}
 	case "neutron":
 		count := func(key string, n int) { u[key] += n }
 		for _, x := range st.networks {

@@ -2,8 +2,6 @@ package openstacksim
 
 import "strings"
 
-const opNeutronVersions = "neutron GET /"
-
 // table lists every operation the simulator serves. Operation names are "<service> <METHOD>
 // <path as the service documents it>", e.g. "neutron POST /v2.0/routers".
 func (s *Server) table() []route {
@@ -45,6 +43,8 @@ func (s *Server) table() []route {
 	add("nova", "DELETE", nv, "/os-quota-sets/{project}", nil, (*call).deleteQuota)
 	add("nova", "GET", nv, "/servers/detail", []string{"all_tenants", "tenant_id"}, (*call).listServers)
 	add("nova", "DELETE", nv, "/servers/{id}", nil, (*call).deleteServer)
+	add("nova", "GET", nv, "/os-server-groups", []string{"all_projects", "limit", "offset"}, (*call).listServerGroups)
+	add("nova", "DELETE", nv, "/os-server-groups/{id}", nil, (*call).deleteServerGroup)
 
 	cv := "/volume/v3/{token_project}"
 	add("cinder", "GET", cv, "/os-quota-sets/{project}", []string{"usage"}, (*call).getQuota)
@@ -52,10 +52,23 @@ func (s *Server) table() []route {
 	add("cinder", "DELETE", cv, "/os-quota-sets/{project}", nil, (*call).deleteQuota)
 	add("cinder", "GET", cv, "/volumes/detail", []string{"all_tenants", "project_id"}, (*call).listVolumes)
 	add("cinder", "POST", cv, "/volumes/{id}/action", nil, (*call).volumeAction)
+	add("cinder", "GET", cv, "/snapshots/detail", []string{"all_tenants", "project_id"}, (*call).listSnapshots)
+	add("cinder", "POST", cv, "/snapshots/{id}/action", nil, (*call).snapshotAction)
+	add("cinder", "GET", cv, "/backups/detail", []string{"all_tenants", "project_id"}, (*call).listBackups)
+	add("cinder", "POST", cv, "/backups/{id}/action", nil, (*call).backupAction)
+
+	add("glance", "GET", "/image", "/", nil, (*call).glanceVersions)
+	add("glance", "GET", "/image", "/v2/images", []string{"owner", "visibility", "limit", "marker"}, (*call).listImages)
+	add("glance", "PATCH", "/image", "/v2/images/{id}", nil, (*call).patchImage)
+	add("glance", "DELETE", "/image", "/v2/images/{id}", nil, (*call).deleteImage)
+	lb := "/load-balancer"
+	add("octavia", "GET", lb, "/", nil, (*call).octaviaVersions)
+	add("octavia", "GET", lb, "/v2.0/lbaas/loadbalancers", []string{"project_id", "limit", "marker"}, (*call).listLoadBalancers)
+	add("octavia", "DELETE", lb, "/v2.0/lbaas/loadbalancers/{id}", []string{"cascade"}, (*call).deleteLoadBalancer)
 
 	s.neutronRoutes(add)
 	for i := range rs {
-		rs[i].public = rs[i].op == opToken || rs[i].op == opNeutronVersions
+		rs[i].public = rs[i].op == opToken || strings.HasSuffix(rs[i].op, " GET /") // version documents
 	}
 	return rs
 }

@@ -25,6 +25,9 @@ type Options struct {
 	ExtraDomains []string
 	// ExternalNetwork is the name of the router:external network (default public).
 	ExternalNetwork string
+	// Without lists catalog service types left out of tokens, e.g. "image" or "load-balancer"
+	// (a cloud without Glance or Octavia).
+	Without []string
 }
 
 // Server is the simulator; safe for concurrent use.
@@ -36,6 +39,8 @@ type Server struct {
 	st    *state
 	calls map[string]int
 	down  map[string]bool // service → refuses connections
+	// asyncDeletes: deletions leave objects in their deleting state (SetAsyncDeletes).
+	asyncDeletes bool
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -237,7 +242,7 @@ func (s *Server) Operations() []string {
 	return out
 }
 
-// SetDown makes one service ("keystone", "nova", "cinder", "neutron") reset every connection
+// SetDown makes one service ("keystone", "nova", "cinder", "neutron", "glance", "octavia") reset every connection
 // (a crashed or restarting API) until called again with false.
 func (s *Server) SetDown(service string, down bool) {
 	s.mu.Lock()

@@ -178,3 +178,57 @@ func TestFaultsAndCalls(t *testing.T) {
 		}
 	}
 }
+
+// What tenants leave behind is refused where the real services refuse it.
+func TestLeftoversAreDeletedOnlyAsTheServicesAllow(t *testing.T) {
+	sim, c := start(t)
+	p := c.id(c.do("POST", "/identity/v3/projects", `{"project":{"name":"t1"}}`, 201), "project")
+	cv := "/volume/v3/" + c.project
+	srv := sim.AddServer(p, 1, 512)
+	vol := sim.AddVolume(p, 5)
+	sim.AttachVolume(vol, srv)
+	snap := sim.AddSnapshot(vol)
+	full := sim.AddBackup(vol, "")
+	sim.AddBackup(vol, full)
+	force := `{"os-force_delete":{}}`
+	c.do("POST", cv+"/volumes/"+vol+"/action", force, 400) // attached
+	c.do("DELETE", "/compute/v2.1/servers/"+srv, "", 204)
+	c.do("POST", cv+"/volumes/"+vol+"/action", force, 400) // has a snapshot
+	c.do("GET", cv+"/snapshots/detail?project_id="+p, "", 400)
+	c.do("GET", cv+"/snapshots/detail?all_tenants=1&project_id="+p+"&name=x", "", 400)
+	c.do("POST", cv+"/snapshots/"+snap+"/action", force, 202)
+	c.do("POST", cv+"/volumes/"+vol+"/action", force, 202)
+	c.do("POST", cv+"/backups/"+full+"/action", force, 400) // an incremental backup depends on it
+	var bl struct {
+		Backups []struct {
+			ID        string `json:"id"`
+			Dependent bool   `json:"has_dependent_backups"`
+		} `json:"backups"`
+	}
+	_ = json.Unmarshal(c.do("GET", cv+"/backups/detail?all_tenants=true&project_id="+p, "", 200).body, &bl)
+	if len(bl.Backups) != 2 {
+		t.Fatalf("backups: %+v", bl)
+	}
+	img := sim.AddImage(p, "private", true)
+	c.do("DELETE", "/image/v2/images/"+img, "", 403)
+	c.do("PATCH", "/image/v2/images/"+img, `[{"op":"replace","path":"/protected","value":false}]`, 415) // JSON-patch media type only
+	lb := sim.AddLoadBalancer(p, 1)
+	c.do("DELETE", "/load-balancer/v2.0/lbaas/loadbalancers/"+lb, "", 400)
+	sim.SetAsyncDeletes(true)
+	c.do("DELETE", "/load-balancer/v2.0/lbaas/loadbalancers/"+lb+"?cascade=true", "", 204)
+	c.do("DELETE", "/load-balancer/v2.0/lbaas/loadbalancers/"+lb+"?cascade=true", "", 409) // PENDING_DELETE
+	sim.CompleteDeletes()
+	c.do("DELETE", "/load-balancer/v2.0/lbaas/loadbalancers/"+lb+"?cascade=true", "", 404)
+	sim.AddServerGroup(p)
+	var groups struct {
+		Groups []map[string]any `json:"server_groups"`
+	}
+	_ = json.Unmarshal(c.do("GET", "/compute/v2.1/os-server-groups?all_projects=True", "", 200).body, &groups)
+	if len(groups.Groups) != 1 || groups.Groups[0]["project_id"] != nil {
+		t.Fatalf("server groups at microversion 2.1 (no project_id before 2.13): %v", groups.Groups)
+	}
+	c.do("GET", "/compute/v2.1/os-server-groups?all_projects=True&project_id="+p, "", 400)
+	if o := sim.ObjectsOf(p); o.Servers != 0 || o.Volumes != 0 || o.Snapshots != 0 || o.Backups != 2 || o.Images != 1 || o.ServerGroups != 1 || o.LoadBalancers != 0 {
+		t.Fatalf("objects: %+v", o)
+	}
+}

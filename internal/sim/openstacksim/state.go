@@ -75,14 +75,46 @@ type floatingIP struct {
 	ID, ProjectID, NetworkID, Address string
 }
 
+// deleting marks an object whose deletion was accepted but has not finished (see
+// Server.SetAsyncDeletes); it still counts against quotas until CompleteDeletes.
 type server struct {
 	ID, Name, ProjectID string
 	VCPUs, RAM          int
+	deleting            bool
 }
 
 type volume struct {
 	ID, Name, ProjectID string
 	Size                int
+	AttachedTo          string // server id, "" when available
+	deleting            bool
+}
+
+type snapshot struct {
+	ID, Name, ProjectID, VolumeID string
+	Size                          int
+	deleting                      bool
+}
+
+type backup struct {
+	ID, Name, ProjectID, VolumeID, ParentID string
+	Size                                    int
+	deleting                                bool
+}
+
+type image struct {
+	ID, Name, Owner, Visibility string
+	Protected                   bool
+}
+
+type serverGroup struct {
+	ID, Name, ProjectID, UserID, Policy string
+}
+
+type loadBalancer struct {
+	ID, Name, ProjectID string
+	Listeners           int // children: delete needs cascade
+	deleting            bool
 }
 
 type state struct {
@@ -102,6 +134,11 @@ type state struct {
 	floatingIP map[string]*floatingIP
 	servers    map[string]*server
 	volumes    map[string]*volume
+	snapshots  map[string]*snapshot
+	backups    map[string]*backup
+	images     map[string]*image
+	svGroups   map[string]*serverGroup
+	lbs        map[string]*loadBalancer
 
 	// quotas[service][project][key] overrides the service defaults.
 	quotas map[string]map[string]map[string]int
@@ -114,6 +151,8 @@ func newState() *state {
 		networks: map[string]*network{}, subnets: map[string]*subnet{}, routers: map[string]*router{},
 		ports: map[string]*port{}, groups: map[string]*secGroup{}, rules: map[string]*secRule{},
 		floatingIP: map[string]*floatingIP{}, servers: map[string]*server{}, volumes: map[string]*volume{},
+		snapshots: map[string]*snapshot{}, backups: map[string]*backup{}, images: map[string]*image{},
+		svGroups: map[string]*serverGroup{}, lbs: map[string]*loadBalancer{},
 		quotas: map[string]map[string]map[string]int{"nova": {}, "cinder": {}, "neutron": {}},
 	}
 }
