@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
@@ -45,8 +46,8 @@ func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
 	}
 	checks := []backends.Check{
 		{Name: "keystone authentication", OK: true, Detail: fmt.Sprintf("%s as %s (project %s) at %s", s.UserDomainName, s.Username, s.ProjectName, s.AuthURL)},
-		{Name: "catalog endpoints", OK: true, Detail: fmt.Sprintf("identity %s, compute %s, volumev3 %s, network %s",
-			c.identity.Endpoint, c.compute.Endpoint, c.volume.Endpoint, c.network.Endpoint)},
+		{Name: "catalog endpoints", OK: true, Detail: fmt.Sprintf("identity %s, compute %s, volumev3 %s, network %s, image %s, load-balancer %s",
+			c.identity.Endpoint, c.compute.Endpoint, c.volume.Endpoint, c.network.Endpoint, optionalEndpoint(c.image), optionalEndpoint(c.loadBalancer))},
 	}
 	checks = append(checks, b.checkAdmin(ctx, c))
 	check := func(name string, fn func() (string, error)) {
@@ -102,6 +103,14 @@ func (b *Backend) checkAdmin(ctx context.Context, c *clients) backends.Check {
 		return fail(fmt.Errorf("list role assignments: %w", err))
 	}
 	return backends.Check{Name: "admin rights", OK: true, Detail: "can list projects and role assignments"}
+}
+
+// optionalEndpoint describes a service terminate cleans up only when the catalog has it.
+func optionalEndpoint(sc *gophercloud.ServiceClient) string {
+	if sc == nil {
+		return "absent (nothing of it to clean up on terminate)"
+	}
+	return sc.Endpoint
 }
 
 func (b *Backend) describeQuotas() string {
