@@ -31,9 +31,13 @@ ensure_etcd() {
 	fi
 	log "installing Debian etcd-server"
 	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y --no-install-recommends etcd-server >&2; then
-		apt-get update >&2
-		apt-get install -y --no-install-recommends etcd-server >&2
+	# shellcheck source=../lib/apt.sh
+	. "$ROOT/scripts/lib/apt.sh"
+	# apt_get waits (bounded) while another apt/dpkg holds a lock, e.g. scripts/openstack/up.sh
+	# installing its packages at the same time.
+	if ! apt_get install -y --no-install-recommends etcd-server >&2; then
+		apt_get update >&2
+		apt_get install -y --no-install-recommends etcd-server >&2
 	fi
 }
 

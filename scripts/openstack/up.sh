@@ -10,6 +10,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=conf.sh
 . "$HERE/conf.sh"
+# shellcheck source=../lib/apt.sh
+. "$HERE/../lib/apt.sh"
 
 PACKAGES="keystone nova-api neutron-server cinder-api placement-api uwsgi-core uwsgi-plugin-python3 python3-psycopg2 curl openssl iproute2 procps"
 PG_STARTED_MARK="$STATE/run/postgres.started-by-up"
@@ -46,14 +48,16 @@ install_packages() {
 	trap "restore_policy_rc '$backup'" EXIT
 	mkdir -p "$cache/partial"
 	export DEBIAN_FRONTEND=noninteractive
-	local apt=(apt-get -q -o DPkg::Lock::Timeout=900 -o "Dir::Cache::Archives=$cache")
-	"${apt[@]}" update
+	# apt_get waits (bounded) for other package managers: unattended upgrades at boot, or
+	# scripts/kube/build.sh installing etcd at the same time.
+	local apt=(apt_get -q -o "Dir::Cache::Archives=$cache")
+	"${apt[@]}" update || die "apt-get update failed"
 	for try in 1 2 3; do
 		# shellcheck disable=SC2086
 		"${apt[@]}" install -y --no-install-recommends --no-upgrade $PACKAGES && break
 		[ "$try" -lt 3 ] || die "apt-get install failed 3 times"
 		log "apt-get install failed (try $try); repairing and retrying"
-		dpkg --configure -a || true
+		dpkg_configure_pending || true
 	done
 	rm -rf "$cache"
 	restore_policy_rc "$backup"
