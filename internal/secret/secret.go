@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Redacted is what a Secret prints as.
@@ -15,7 +19,8 @@ const Redacted = "[REDACTED]"
 // prints Redacted. The zero value is an empty secret.
 type Secret struct{ v string }
 
-// New wraps a value and registers it with the process-wide scrubber (see Scrub).
+// New wraps a value and registers it with the process-wide scrubber (see Scrub); the owner of
+// a value that rotates calls Forget (or Replace) when it is replaced.
 func New(v string) Secret {
 	register(v)
 	return Secret{v: v}
@@ -59,33 +64,143 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 // Type is reflect.Type of Secret, for decode hooks.
 var Type = reflect.TypeOf(Secret{})
 
+// The scrubber's registry: every value New registered and not yet forgotten, with how many
+// Secrets hold it. It is bounded: past maxScrubbed values, the least recently registered one
+// goes (values that rotate are forgotten by their owners long before; see Forget).
 var (
-	mu     sync.RWMutex
-	values = map[string]struct{}{}
+	mu      sync.RWMutex
+	values  = map[string]*entry{}
+	ordered []string // values sorted longest first: a secret inside a longer one is not cut apart
+	counter uint64
 )
 
-// minScrubLen avoids scrubbing short values (e.g. "admin") that would mangle ordinary text.
-const minScrubLen = 6
+type entry struct {
+	refs int
+	seq  uint64 // when it was last registered
+}
+
+const (
+	// maxScrubbed bounds the registry.
+	maxScrubbed = 4096
+	// wholeTokenBelow: shorter values (e.g. a 4-character password) are scrubbed only where they
+	// stand as a whole token, so they do not mangle ordinary words that contain them.
+	wholeTokenBelow = 6
+)
 
 func register(v string) {
-	if len(v) < minScrubLen {
+	if v == "" {
 		return
 	}
 	mu.Lock()
-	values[v] = struct{}{}
-	mu.Unlock()
+	defer mu.Unlock()
+	counter++
+	if e := values[v]; e != nil {
+		e.refs++
+		e.seq = counter
+		return
+	}
+	if len(values) >= maxScrubbed {
+		evictOldest()
+	}
+	values[v] = &entry{refs: 1, seq: counter}
+	at := sort.Search(len(ordered), func(i int) bool { return len(ordered[i]) < len(v) })
+	ordered = slices.Insert(ordered, at, v)
+}
+
+func evictOldest() {
+	oldest, at := "", uint64(0)
+	for v, e := range values {
+		if oldest == "" || e.seq < at {
+			oldest, at = v, e.seq
+		}
+	}
+	unregister(oldest)
+}
+
+// unregister drops v from the registry. Callers hold mu.
+func unregister(v string) {
+	delete(values, v)
+	if i := slices.Index(ordered, v); i >= 0 {
+		ordered = slices.Delete(ordered, i, i+1)
+	}
+}
+
+// Forget tells the scrubber this Secret is no longer held (a rotated token, a password no
+// longer in use). The value stops being scrubbed once every New of it has been forgotten. Call
+// it once per New.
+func (s Secret) Forget() {
+	if s.v == "" {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	e := values[s.v]
+	if e == nil {
+		return
+	}
+	if e.refs--; e.refs <= 0 {
+		unregister(s.v)
+	}
+}
+
+// Replace returns New(v) and forgets old: for a credential that rotates (a renewed token).
+func Replace(old Secret, v string) Secret {
+	s := New(v)
+	old.Forget()
+	return s
+}
+
+// Registered is how many distinct values the scrubber holds.
+func Registered() int {
+	mu.RLock()
+	defer mu.RUnlock()
+	return len(values)
 }
 
 // Scrub replaces every known secret value in text with Redacted. It is the last line of
 // defence for text that leaves the process (errors sent to Waldur, log messages): an upstream
-// that echoes a credential back in an error body cannot leak it.
+// that echoes a credential back in an error body cannot leak it. Values shorter than 6
+// characters are replaced where they stand as a whole token (not inside a longer word).
 func Scrub(text string) string {
 	mu.RLock()
 	defer mu.RUnlock()
-	for v := range values {
-		if strings.Contains(text, v) {
+	for _, v := range ordered {
+		if !strings.Contains(text, v) {
+			continue
+		}
+		if len(v) >= wholeTokenBelow {
 			text = strings.ReplaceAll(text, v, Redacted)
+		} else {
+			text = replaceTokens(text, v)
 		}
 	}
 	return text
+}
+
+// replaceTokens replaces the occurrences of v that no letter, digit or underscore touches.
+func replaceTokens(text, v string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(text); {
+		j := strings.Index(text[i:], v)
+		if j < 0 {
+			break
+		}
+		start, end := i+j, i+j+len(v)
+		before, _ := utf8.DecodeLastRuneInString(text[:start]) // RuneError (no word) at the start
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if isWord(before) || isWord(after) {
+			i = start + 1
+			continue
+		}
+		b.WriteString(text[last:start])
+		b.WriteString(Redacted)
+		last, i = end, end
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+func isWord(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }

@@ -43,11 +43,90 @@ func TestEmptySecretPrintsEmpty(t *testing.T) {
 }
 
 func TestScrub(t *testing.T) {
-	New("abcdef-123456")
-	New("short") // below the scrub threshold: never matched
-	got := Scrub(`upstream said: token "abcdef-123456" is invalid; short words stay`)
-	want := `upstream said: token "[REDACTED]" is invalid; short words stay`
+	a := New("abcdef-123456")
+	defer a.Forget()
+	got := Scrub(`upstream said: token "abcdef-123456" is invalid; xabcdef-1234567 too`)
+	want := `upstream said: token "[REDACTED]" is invalid; x[REDACTED]7 too`
 	if got != want {
 		t.Fatalf("Scrub = %q, want %q", got, want)
+	}
+}
+
+// Short secrets (a 4-character password) used to be left in errors. They are scrubbed where
+// they stand as a whole token or field, and left inside longer words.
+func TestShortSecretsAreScrubbedAsWholeTokens(t *testing.T) {
+	for _, v := range []string{"pw1", "hunt", "x"} {
+		s := New(v)
+		defer s.Forget()
+	}
+	cases := map[string]string{
+		`login failed: password "pw1" rejected`:       `login failed: password "[REDACTED]" rejected`,
+		`pw1`:                                         `[REDACTED]`,
+		`user=admin&password=pw1&next=pw12`:           `user=admin&password=[REDACTED]&next=pw12`,
+		`{"password":"hunt"} hunter hunt. hunt_ahunt`: `{"password":"[REDACTED]"} hunter [REDACTED]. hunt_ahunt`,
+		`apw1 pw1pw1 pw1-pw1`:                         `apw1 pw1pw1 [REDACTED]-[REDACTED]`,
+		`box x-ray xx`:                                `box [REDACTED]-ray xx`,
+		`pw1ü üpw1 (pw1)`:                             `pw1ü üpw1 ([REDACTED])`,
+	}
+	for in, want := range cases {
+		if got := Scrub(in); got != want {
+			t.Errorf("Scrub(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A secret inside a longer one does not cut the longer one apart (longest first).
+func TestScrubLongestFirst(t *testing.T) {
+	short, long := New("token-1"), New("prefix-token-1-suffix")
+	defer short.Forget()
+	defer long.Forget()
+	if got := Scrub("x prefix-token-1-suffix y token-1"); got != "x [REDACTED] y [REDACTED]" {
+		t.Fatalf("Scrub = %q", got)
+	}
+}
+
+// Rotated credentials leave the scrubber: the set does not grow with every Vault token or OIDC
+// access token. A value held by two Secrets stays until both are forgotten.
+func TestForgetAndReplaceKeepTheSetSmall(t *testing.T) {
+	before := Registered()
+	tok := New("vault-token-0000")
+	for i := 1; i <= 100; i++ {
+		tok = Replace(tok, fmt.Sprintf("vault-token-%04d", i))
+	}
+	if n := Registered() - before; n != 1 {
+		t.Fatalf("after 100 rotations the scrubber holds %d more values, want 1", n)
+	}
+	if Scrub("vault-token-0099") != "vault-token-0099" || Scrub("vault-token-0100") != Redacted {
+		t.Fatalf("want only the current token scrubbed: %q %q", Scrub("vault-token-0099"), Scrub("vault-token-0100"))
+	}
+	same := New("vault-token-0100")
+	tok.Forget()
+	if Scrub("vault-token-0100") != Redacted {
+		t.Fatal("a value still held by another Secret must stay scrubbed")
+	}
+	same.Forget()
+	same.Forget() // extra Forget calls are harmless
+	if Scrub("vault-token-0100") != "vault-token-0100" || Registered() != before {
+		t.Fatalf("forgotten value still scrubbed, or %d values left (want %d)", Registered(), before)
+	}
+}
+
+// Whatever happens, the set is bounded: the least recently registered values go first.
+func TestScrubbedSetIsBounded(t *testing.T) {
+	var held []Secret
+	defer func() {
+		for _, s := range held {
+			s.Forget()
+		}
+	}()
+	for i := 0; i < maxScrubbed+500; i++ {
+		held = append(held, New(fmt.Sprintf("generated-password-%06d", i)))
+	}
+	if n := Registered(); n > maxScrubbed {
+		t.Fatalf("scrubber holds %d values, want at most %d", n, maxScrubbed)
+	}
+	last := fmt.Sprintf("generated-password-%06d", maxScrubbed+499)
+	if Scrub(last) != Redacted {
+		t.Fatal("the newest value must be scrubbed")
 	}
 }

@@ -64,6 +64,7 @@ func (o *oidcAuth) header(ctx context.Context) (string, error) {
 func (o *oidcAuth) invalidate() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.token.Forget()
 	o.token = secret.Secret{}
 	return true
 }
@@ -100,7 +101,7 @@ func (o *oidcAuth) fetch(ctx context.Context) error {
 	if body.ExpiresIn > 0 {
 		ttl = time.Duration(body.ExpiresIn)*time.Second - 30*time.Second
 	}
-	o.token = secret.New(body.AccessToken)
+	o.token = secret.Replace(o.token, body.AccessToken) // the expired token leaves the scrubber
 	o.expires = o.now().Add(ttl)
 	return nil
 }

@@ -180,6 +180,11 @@ func TestOIDCTokenCachedAndRefreshedOn401(t *testing.T) {
 	if strings.Join(seen, ",") != strings.Join(want, ",") || fetches.Load() != 2 {
 		t.Fatalf("auth headers %v, %d token fetches", seen, fetches.Load())
 	}
+	// The refreshed token is scrubbed from errors (short as it is); the replaced one left the
+	// scrubber, so the set does not grow with every refresh.
+	if got := secret.Scrub("token jwt-2 rejected; jwt-1 expired"); got != "token [REDACTED] rejected; jwt-1 expired" {
+		t.Errorf("scrubbed %q", got)
+	}
 }
 
 func TestDryRunSendsOnlyReads(t *testing.T) {

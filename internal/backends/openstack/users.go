@@ -55,9 +55,11 @@ func (b *Backend) ensureTenantUser(ctx context.Context, c *clients, projectID st
 	fresh := false
 	switch {
 	case errors.Is(err, failure.ErrNotFound):
-		if creds, err = b.newCredentials(projectID, n); err != nil {
+		var generated secret.Secret
+		if creds, generated, err = b.newCredentials(projectID, n); err != nil {
 			return err
 		}
+		defer generated.Forget()
 		if err := b.secrets.Put(ctx, path, creds); err != nil {
 			return fmt.Errorf("store tenant credentials at %s: %w", path, err)
 		}
@@ -65,7 +67,8 @@ func (b *Backend) ensureTenantUser(ctx context.Context, c *clients, projectID st
 	case err != nil:
 		return fmt.Errorf("read tenant credentials at %s: %w", path, err)
 	}
-	password := secret.New(creds["password"])
+	password := secret.New(creds["password"]) // scrubbed while in use here, then forgotten
+	defer password.Forget()
 	u, err := c.findUser(ctx, n.user, c.domainID)
 	if err != nil {
 		return err
@@ -92,17 +95,19 @@ func (b *Backend) ensureTenantUser(ctx context.Context, c *clients, projectID st
 	return c.assign(ctx, u.ID, projectID)
 }
 
-func (b *Backend) newCredentials(projectID string, n names) (map[string]string, error) {
+// newCredentials generates a tenant user's credentials; the caller forgets the password
+// Secret when done with it.
+func (b *Backend) newCredentials(projectID string, n names) (map[string]string, secret.Secret, error) {
 	pw, err := generatePassword(24)
 	if err != nil {
-		return nil, err
+		return nil, pw, err
 	}
 	s := b.settings
 	return map[string]string{
 		"username": n.user, "password": pw.Reveal(), "user_domain_name": s.Domain,
 		"project_id": projectID, "project_name": n.project, "project_domain_name": s.Domain,
 		"auth_url": s.AuthURL, "region_name": s.RegionName,
-	}, nil
+	}, pw, nil
 }
 
 const passwordAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"

@@ -25,7 +25,8 @@ type session struct {
 	now    func() time.Time
 
 	mu       sync.Mutex
-	gen      int // bumped on every login; 0 = not logged in
+	gen      int           // bumped on every login; 0 = not logged in
+	token    secret.Secret // the login token, scrubbed from text while it is the session's
 	ttl      time.Duration
 	renewAt  time.Time // zero: the token does not expire
 	loginTTL time.Duration
@@ -131,7 +132,7 @@ func (s *session) login(ctx context.Context) error {
 		if sec == nil || sec.Auth == nil || sec.Auth.ClientToken == "" {
 			return fmt.Errorf("vault login (%s at auth/%s): no token in the response", a.Method, a.Mount)
 		}
-		secret.New(sec.Auth.ClientToken) // scrubbed from any text that leaves the process
+		s.token = secret.Replace(s.token, sec.Auth.ClientToken) // the old token leaves the scrubber
 		auth = sec.Auth
 	}
 	s.gen++

@@ -213,6 +213,7 @@ func TestTokenIsRenewedThenReplaced(t *testing.T) {
 	}
 	st.s.now = clk.now
 	fastRetries(st.s)
+	scrubbed := secret.Registered()
 	get := func(step string) {
 		t.Helper()
 		if _, err := st.Get(context.Background(), "secret/x"); err != nil {
@@ -245,6 +246,9 @@ func TestTokenIsRenewedThenReplaced(t *testing.T) {
 	get("revoked token: 403, new login, retried")
 	if l := f.count("PUT /v1/auth/approle/login"); l != 4 {
 		t.Fatalf("%d logins after revocation, want 4", l)
+	}
+	if n := secret.Registered() - scrubbed; n != 1 {
+		t.Errorf("after 4 logins the scrubber holds %d more values, want 1 (the current token; replaced ones leave)", n)
 	}
 }
 
