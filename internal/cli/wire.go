@@ -92,6 +92,7 @@ func build(cfg *config.Config, o buildOptions) (*agent, error) {
 		return nil, err
 	}
 	a.runner = &modes.Runner{Env: env, Mode: newMode(o.mode, env), Units: units, Period: o.period, Timeout: cfg.CycleTimeout,
+		Tick: cfg.HeartbeatInterval,
 		Register: (&modes.Registrar{Env: env, Started: time.Now()}).Register,
 		OnCycle: func(_ *modes.Unit, err error) {
 			if err == nil {
@@ -290,6 +291,9 @@ func (a *agent) live() error {
 }
 
 func (a *agent) ready() error {
+	if err := a.runner.Stuck(); err != nil {
+		return err
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.readyOK {

@@ -21,10 +21,12 @@ type Config struct {
 	Vault map[string]any
 
 	// Go-native extras.
-	ListenAddress string        // metrics/health listener; empty = off
-	HeartbeatFile string        // liveness file touched by the runner
-	Concurrency   int           // orders or resources worked on at once per offering
-	CycleTimeout  time.Duration // bound on one offering's cycle
+	ListenAddress string // metrics/health listener; empty = off
+	HeartbeatFile string // liveness file touched by the runner
+	// HeartbeatInterval is how often the runner beats the heartbeat file, independent of cycles.
+	HeartbeatInterval time.Duration
+	Concurrency       int           // orders or resources worked on at once per offering
+	CycleTimeout      time.Duration // bound on one offering's cycle
 }
 
 // Offering is one configured Waldur offering.

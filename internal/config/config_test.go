@@ -95,6 +95,7 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad tz", "timezone: Mars/Base\n" + base, "timezone", "time zone"},
 		{"periods", "reporting_periods: 13\n" + base, "reporting_periods", "between 1 and 12"},
 		{"log level", "log_level: LOUD\n" + base, "log_level", "must be one of"},
+		{"heartbeat interval", "heartbeat_interval: 10m\n" + base, "heartbeat_interval", "at most 2m"},
 		{"no offerings", "log_level: INFO\n", "offerings", "at least one"},
 		{"offering not a map", "offerings: [1]\n", "offerings[0]", "mapping"},
 		{"component unit factor", base + "    backend_components:\n      cpu: {measured_unit: h, accounting_type: usage, label: CPU, unit_factor: 0}\n", "offerings[0].backend_components.cpu.unit_factor", "greater than zero"},
@@ -144,14 +145,15 @@ func TestWarningsForUnknownAndIgnoredKeys(t *testing.T) {
 func TestEnvAndFlagOverrides(t *testing.T) {
 	y := "log_level: INFO\nconcurrency: 4\n" + strings.Replace(minimal, "%s", "https://w.example/api/", 1)
 	env := func() []string {
-		return []string{"SITE_AGENT_LOG_LEVEL=debug", "SITE_AGENT_CONCURRENCY=16", "SITE_AGENT_UNRELATED=1", "HOME=/root"}
+		return []string{"SITE_AGENT_LOG_LEVEL=debug", "SITE_AGENT_CONCURRENCY=16", "SITE_AGENT_UNRELATED=1", "HOME=/root",
+			"SITE_AGENT_HEARTBEAT_INTERVAL=5s"}
 	}
 	cfg, _, err := Parse("x.yaml", []byte(y), Options{Environ: env, Overrides: map[string]any{"concurrency": 2, "cycle_timeout": "90s"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.LogLevel != "debug" || cfg.Concurrency != 2 || cfg.CycleTimeout != 90*time.Second {
-		t.Errorf("got level %s concurrency %d timeout %v", cfg.LogLevel, cfg.Concurrency, cfg.CycleTimeout)
+	if cfg.LogLevel != "debug" || cfg.Concurrency != 2 || cfg.CycleTimeout != 90*time.Second || cfg.HeartbeatInterval != 5*time.Second {
+		t.Errorf("got level %s concurrency %d timeout %v heartbeat %v", cfg.LogLevel, cfg.Concurrency, cfg.CycleTimeout, cfg.HeartbeatInterval)
 	}
 }
 

@@ -28,6 +28,7 @@ const EnvPrefix = "SITE_AGENT_"
 var envKeys = map[string]bool{
 	"log_level": true, "listen_address": true, "heartbeat_file": true, "concurrency": true,
 	"timezone": true, "reporting_periods": true, "cycle_timeout": true, "global_proxy": true,
+	"heartbeat_interval": true,
 }
 
 // Options tune Load.
@@ -178,6 +179,14 @@ func validateTop(r *reader, cfg *Config) {
 			r.fail("cycle_timeout", "expected a positive duration such as 30m, got %q", s)
 		}
 		cfg.CycleTimeout = d
+	}
+	cfg.HeartbeatInterval = 30 * time.Second
+	if s := r.str("heartbeat_interval", ""); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 || d > 2*time.Minute {
+			r.fail("heartbeat_interval", "expected a positive duration of at most 2m (healthz allows 300s by default) such as 30s, got %q", s)
+		}
+		cfg.HeartbeatInterval = d
 	}
 	if cfg.GlobalProxy != "" && !hasHTTPScheme(cfg.GlobalProxy) {
 		r.fail("global_proxy", "must be an http:// or https:// URL")

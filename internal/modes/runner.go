@@ -23,12 +23,14 @@ type Runner struct {
 	Timeout time.Duration
 	// Grace is how long in-flight work may finish after the stop signal (default 4 s).
 	Grace time.Duration
-	// Tick is how often the heartbeat is touched while idle (default 30 s).
+	// Tick is how often the heartbeat is beaten, on a ticker independent of cycles (default 30 s).
 	Tick time.Duration
 	// Register is called once per offering before its first successful cycle.
 	Register func(ctx context.Context, u *Unit) error
 	// OnCycle is told the outcome of every offering's cycle (readiness).
 	OnCycle func(u *Unit, err error)
+
+	wd watchdog
 }
 
 // Run cycles until ctx is cancelled. The first cycle starts immediately. It returns nil on a
@@ -40,20 +42,18 @@ func (r *Runner) Run(ctx context.Context) error {
 	if tick <= 0 {
 		tick = 30 * time.Second
 	}
+	beating, stopBeating := context.WithCancel(context.Background())
+	defer stopBeating()
+	go r.heartbeat(beating, tick) // proves the process alive, even during a long cycle
 	for {
 		_ = r.RunOnce(work)
 		if ctx.Err() != nil {
 			return nil
 		}
-		next := time.Now().Add(r.Period + jitter(r.Period))
-		for time.Now().Before(next) {
-			r.Env.touch()
-			wait := min(tick, time.Until(next))
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(wait):
-			}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(r.Period + jitter(r.Period)):
 		}
 	}
 }
@@ -124,6 +124,7 @@ func (r *Runner) cycle(ctx context.Context, u *Unit) (err error) {
 		return nil
 	}
 	r.Env.touch()
+	defer r.track(u)()
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Minute

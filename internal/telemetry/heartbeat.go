@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Heartbeat is the incumbent's liveness file: its modification time says the agent's loop is
-// alive; its content is the Unix time as a float. Touch is cheap and rate-limited.
+// Heartbeat is the incumbent's liveness file: its modification time says the agent's process is
+// alive (the runner beats it on a ticker of its own, so a long backend call does not make it
+// stale); its content is the Unix time as a float. Touch is cheap and rate-limited.
 type Heartbeat struct {
 	path string
 	mu   sync.Mutex
@@ -34,10 +35,20 @@ func (h *Heartbeat) Last() time.Time {
 func (h *Heartbeat) Touch() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	now := h.now()
-	if now.Sub(h.last) < time.Second {
-		return
+	if now := h.now(); now.Sub(h.last) >= time.Second {
+		h.write(now)
 	}
+}
+
+// Beat records liveness now, whatever the rate: for a ticker that is the only writer.
+func (h *Heartbeat) Beat() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.write(h.now())
+}
+
+// write updates the file atomically. Callers hold h.mu.
+func (h *Heartbeat) write(now time.Time) {
 	h.last = now
 	if h.path == "" {
 		return

@@ -12,6 +12,8 @@ type Metrics struct {
 	Cycles         *prometheus.CounterVec   // mode, offering, result (ok, error)
 	CycleDuration  *prometheus.HistogramVec // mode, offering
 	LastSuccess    *prometheus.GaugeVec     // mode, offering: unix time of the last good cycle
+	CycleRunning   *prometheus.GaugeVec     // mode, offering: seconds the current cycle has run (0 when idle)
+	CycleStuck     *prometheus.GaugeVec     // mode, offering: 1 while a cycle has outlived its timeout
 	Orders         *prometheus.CounterVec   // offering, type, result
 	WaldurRequests *prometheus.CounterVec   // offering, method, endpoint, code
 	WaldurLatency  *prometheus.HistogramVec // method, endpoint
@@ -37,6 +39,10 @@ func NewMetrics() *Metrics {
 		Help: "Duration of one mode cycle for one offering.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 9)}, []string{"mode", "offering"})
 	m.LastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "last_success_timestamp_seconds",
 		Help: "Unix time of the last successful cycle."}, []string{"mode", "offering"})
+	m.CycleRunning = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "cycle_running_seconds",
+		Help: "How long the cycle in progress has run (0 when idle)."}, []string{"mode", "offering"})
+	m.CycleStuck = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "cycle_stuck",
+		Help: "1 while a cycle has run past its timeout and the stop grace (it ignores cancellation)."}, []string{"mode", "offering"})
 	m.Orders = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "orders_total",
 		Help: "Orders handled by type and result (done, erred, rejected, deferred, retry)."}, []string{"offering", "type", "result"})
 	m.WaldurRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "waldur_requests_total",
@@ -59,8 +65,9 @@ func NewMetrics() *Metrics {
 		Help: "Always 1; labels carry the version and mode."}, []string{"version", "mode"})
 	m.Panics = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "panics_total",
 		Help: "Panics recovered in mode cycles."})
-	m.Registry.MustRegister(m.Cycles, m.CycleDuration, m.LastSuccess, m.Orders, m.WaldurRequests, m.WaldurLatency,
-		m.BackendOps, m.BackendLatency, m.UsageReports, m.MemberChanges, m.ResourceErrors, m.BackendDegraded, m.Info, m.Panics,
+	m.Registry.MustRegister(m.Cycles, m.CycleDuration, m.LastSuccess, m.CycleRunning, m.CycleStuck, m.Orders, m.WaldurRequests,
+		m.WaldurLatency, m.BackendOps, m.BackendLatency, m.UsageReports, m.MemberChanges, m.ResourceErrors, m.BackendDegraded,
+		m.Info, m.Panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

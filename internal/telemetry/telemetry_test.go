@@ -33,6 +33,19 @@ func TestHeartbeatFile(t *testing.T) {
 		t.Fatalf("stale heartbeat: %v", err)
 	}
 	NewHeartbeat("").Touch() // disabled: no file, no panic
+	// Beat (the runner's ticker) writes every time; Touch at most once a second.
+	clock := time.Unix(1_700_000_000, 0)
+	hb.now = func() time.Time { return clock }
+	hb.Beat()
+	clock = clock.Add(300 * time.Millisecond)
+	hb.Touch()
+	if got := hb.Last(); !got.Equal(clock.Add(-300 * time.Millisecond)) {
+		t.Fatalf("Touch within a second of the last write wrote: last %v", got)
+	}
+	hb.Beat()
+	if got := hb.Last(); !got.Equal(clock) {
+		t.Fatalf("Beat did not write: last %v", got)
+	}
 }
 
 func TestServeProbesAndMetrics(t *testing.T) {

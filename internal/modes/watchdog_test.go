@@ -1,0 +1,97 @@
+package modes
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/telemetry"
+)
+
+// hangingMode's cycle ignores its context until released: a backend call that never returns.
+type hangingMode struct{ release chan struct{} }
+
+func (hangingMode) Name() string { return "order_process" }
+
+func (m hangingMode) RunOnce(context.Context, *Unit) error {
+	<-m.release
+	return nil
+}
+
+// The heartbeat keeps beating while a cycle hangs, and the watchdog reports the hanging cycle
+// once it has outlived its timeout and the stop grace — then forgets it when it ends.
+func TestHeartbeatBeatsWhileACycleHangsAndTheWatchdogReportsIt(t *testing.T) {
+	hbPath := filepath.Join(t.TempDir(), "hb")
+	m := telemetry.NewMetrics()
+	mode := hangingMode{release: make(chan struct{})}
+	r := &Runner{Env: &Env{Metrics: m, Heartbeat: telemetry.NewHeartbeat(hbPath), Log: zap.NewNop()}, Mode: mode,
+		Units: []*Unit{{Offering: config.Offering{Name: "HPC"}, Log: zap.NewNop()}}, Period: time.Hour,
+		Timeout: 100 * time.Millisecond, Grace: 100 * time.Millisecond, Tick: 20 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Stuck() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the hanging cycle was never reported stuck")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := r.Stuck(); !strings.Contains(err.Error(), `"HPC" running for`) || !strings.Contains(err.Error(), "timeout 100ms") {
+		t.Errorf("stuck report: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond) // a few ticks
+	if err := telemetry.CheckFile(hbPath, time.Second, time.Now()); err != nil {
+		t.Fatalf("heartbeat went stale while a cycle hangs: %v", err)
+	}
+	if v := gaugeOf(t, m, "site_agent_cycle_stuck"); v != 1 {
+		t.Errorf("site_agent_cycle_stuck = %v, want 1", v)
+	}
+	if v := gaugeOf(t, m, "site_agent_cycle_running_seconds"); v < 0.2 {
+		t.Errorf("site_agent_cycle_running_seconds = %v, want the hanging cycle's age", v)
+	}
+	close(mode.release)
+	for r.Stuck() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the cycle ended but is still reported stuck")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if v := gaugeOf(t, m, "site_agent_cycle_stuck"); v != 0 {
+		t.Errorf("site_agent_cycle_stuck = %v after the cycle ended", v)
+	}
+}
+
+// gaugeOf reads a gauge of mode order_process, offering HPC from the registry.
+func gaugeOf(t *testing.T, m *telemetry.Metrics, name string) float64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["mode"] == "order_process" && labels["offering"] == "HPC" {
+				return mt.GetGauge().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no %s{mode=order_process,offering=HPC}", name)
+	return 0
+}
