@@ -92,7 +92,7 @@ func build(cfg *config.Config, o buildOptions) (*agent, error) {
 		return nil, err
 	}
 	a.runner = &modes.Runner{Env: env, Mode: newMode(o.mode, env), Units: units, Period: o.period, Timeout: cfg.CycleTimeout,
-		Tick: cfg.HeartbeatInterval,
+		Tick:     cfg.HeartbeatInterval,
 		Register: (&modes.Registrar{Env: env, Started: time.Now()}).Register,
 		OnCycle: func(_ *modes.Unit, err error) {
 			if err == nil {
