@@ -57,15 +57,7 @@ func (s *Server) table() []route {
 	add("cinder", "GET", cv, "/backups/detail", []string{"all_tenants", "project_id"}, (*call).listBackups)
 	add("cinder", "POST", cv, "/backups/{id}/action", nil, (*call).backupAction)
 
-	add("glance", "GET", "/image", "/", nil, (*call).glanceVersions)
-	add("glance", "GET", "/image", "/v2/images", []string{"owner", "visibility", "limit", "marker"}, (*call).listImages)
-	add("glance", "PATCH", "/image", "/v2/images/{id}", nil, (*call).patchImage)
-	add("glance", "DELETE", "/image", "/v2/images/{id}", nil, (*call).deleteImage)
-	lb := "/load-balancer"
-	add("octavia", "GET", lb, "/", nil, (*call).octaviaVersions)
-	add("octavia", "GET", lb, "/v2.0/lbaas/loadbalancers", []string{"project_id", "limit", "marker"}, (*call).listLoadBalancers)
-	add("octavia", "DELETE", lb, "/v2.0/lbaas/loadbalancers/{id}", []string{"cascade"}, (*call).deleteLoadBalancer)
-
+	imageAndLoadBalancerRoutes(add)
 	s.neutronRoutes(add)
 	for i := range rs {
 		rs[i].public = rs[i].op == opToken || strings.HasSuffix(rs[i].op, " GET /") // version documents
@@ -102,4 +94,16 @@ func (s *Server) neutronRoutes(add func(service, method, prefix, path string, qu
 	add("neutron", "GET", nt, "/v2.0/floatingips", []string{"project_id", "floating_network_id"}, (*call).listFloatingIPs)
 	add("neutron", "POST", nt, "/v2.0/floatingips", nil, (*call).createFloatingIP)
 	add("neutron", "DELETE", nt, "/v2.0/floatingips/{id}", nil, (*call).deleteFloatingIP)
+}
+
+// imageAndLoadBalancerRoutes are Glance's and Octavia's (what terminate cleans up).
+func imageAndLoadBalancerRoutes(add func(service, method, prefix, path string, query []string, h func(*call))) {
+	add("glance", "GET", "/image", "/", nil, (*call).glanceVersions)
+	add("glance", "GET", "/image", "/v2/images", []string{"owner", "visibility", "limit", "marker"}, (*call).listImages)
+	add("glance", "PATCH", "/image", "/v2/images/{id}", nil, (*call).patchImage)
+	add("glance", "DELETE", "/image", "/v2/images/{id}", nil, (*call).deleteImage)
+	lb := "/load-balancer"
+	add("octavia", "GET", lb, "/", nil, (*call).octaviaVersions)
+	add("octavia", "GET", lb, "/v2.0/lbaas/loadbalancers", []string{"project_id", "limit", "marker"}, (*call).listLoadBalancers)
+	add("octavia", "DELETE", lb, "/v2.0/lbaas/loadbalancers/{id}", []string{"cascade"}, (*call).deleteLoadBalancer)
 }
