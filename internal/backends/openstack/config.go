@@ -183,9 +183,6 @@ func (s *Settings) validate() error {
 	if s.RequestTimeout < 0 || s.UsageConcurrency < 0 || s.ForceDestroyWait < 0 {
 		return fmt.Errorf("backend_settings: request_timeout, usage_concurrency and force_destroy_wait must not be negative")
 	}
-	if s.ForceDestroyWait > maxForceDestroyWait {
-		return fmt.Errorf("backend_settings.force_destroy_wait: at most %s (a pass must stay short; deletion goes on in the next pass), got %s", maxForceDestroyWait, s.ForceDestroyWait)
-	}
 	if len(s.TenantPrefix) > 32 {
 		return fmt.Errorf("backend_settings.tenant_prefix: at most 32 characters (Keystone names are at most 64), got %d", len(s.TenantPrefix))
 	}
@@ -296,5 +293,11 @@ func decodeSettings(in backends.Settings) (Settings, []string, error) {
 		return s, warnings, err
 	}
 	s.applyDefaults()
+	if s.ForceDestroyWait > maxForceDestroyWait {
+		// Files written for the old default (5m) keep working: a pass stays short and deletion
+		// goes on in the next pass, so a longer wait only delays the other resources.
+		warnings = append(warnings, fmt.Sprintf("backend_settings.force_destroy_wait: %s is more than a pass may wait; using %s (deletion goes on in the next pass)", s.ForceDestroyWait, maxForceDestroyWait))
+		s.ForceDestroyWait = maxForceDestroyWait
+	}
 	return s, warnings, s.validate()
 }

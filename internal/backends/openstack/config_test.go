@@ -55,7 +55,6 @@ func TestSettingsErrorsNameTheKey(t *testing.T) {
 		{"wrong type", with(map[string]any{"force_destroy": "yes"}), "force_destroy"},
 		{"missing ca file", with(map[string]any{"ca_cert": "/nonexistent/ca.pem"}), "backend_settings.ca_cert"},
 		{"long prefix", with(map[string]any{"tenant_prefix": strings.Repeat("x", 33)}), "backend_settings.tenant_prefix"},
-		{"long force_destroy_wait", with(map[string]any{"force_destroy_wait": "5m"}), "backend_settings.force_destroy_wait: at most 2m0s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,6 +92,11 @@ func TestSettingsDefaultsAndWarnings(t *testing.T) {
 	s2, _, err := decodeSettings(with(map[string]any{"domain": "Tenants", "security_groups": []any{}}))
 	if err != nil || s2.UserDomain != "Tenants" || len(s2.SecurityGroups) != 0 {
 		t.Errorf("user_domain defaults to domain and an empty security_groups list means none: %+v, %v", s2, err)
+	}
+	// A file written for the old 5m default keeps working, with a warning and the pass bound.
+	s3, warnings, err := decodeSettings(with(map[string]any{"force_destroy_wait": "5m"}))
+	if err != nil || s3.ForceDestroyWait != maxForceDestroyWait || len(warnings) != 1 || !strings.Contains(warnings[0], "backend_settings.force_destroy_wait") {
+		t.Errorf("long force_destroy_wait: %v, %v, %v", s3.ForceDestroyWait, warnings, err)
 	}
 }
 
