@@ -27,14 +27,17 @@ type IO struct {
 const usage = `site-agent connects a provider's infrastructure to the Waldur marketplace.
 
 Usage:
-  site-agent [-m MODE] [-c FILE] [--once] [--dry-run] [--listen ADDR]   run a mode (default order_process)
+  site-agent [-m MODE] [-c FILE] [--once] [--dry-run] [--listen ADDR] [--leader-elect]
+                                               run a mode (default order_process), or -m all
   site-agent diagnostics -c FILE [-m MODE]     check Waldur access and backends for every offering
   site-agent load-components -c FILE           create or update offering components in Waldur
   site-agent check-config -c FILE              validate the configuration file and show warnings
   site-agent healthz [--config-file FILE] [--max-age SECONDS] [--liveness-only]
   site-agent version
 %s
-Modes: order_process, membership_sync, report.
+Modes: order_process, membership_sync, report; all runs every mode the offerings configure in
+one process (one Waldur client per offering, shared backends). --leader-elect: of several
+replicas only the holder of a Kubernetes Lease works.
 Run 'site-agent COMMAND -h' for a command's flags.
 The demo (the whole loop against a built-in Waldur simulator) is a separate program that links
 the simulator: go run ./cmd/site-agent-demo

@@ -18,13 +18,6 @@ import (
 // section); a nil resolver would refuse references with a message naming the key.
 var secretResolver config.NewResolver = vault.NewResolver
 
-// modes lists the runnable modes and the incumbent's default period of each.
-var modePeriods = map[string]time.Duration{
-	"order_process":   5 * time.Minute,
-	"membership_sync": 5 * time.Minute,
-	"report":          30 * time.Minute,
-}
-
 // periodEnv is the incumbent's environment variable for a mode's period, in (fractional) minutes.
 func periodEnv(mode string) string {
 	return "WALDUR_SITE_AGENT_" + strings.ToUpper(mode) + "_PERIOD_MINUTES"
@@ -34,10 +27,11 @@ type runFlags struct {
 	mode, configFile, listen, logLevel string
 	once, dryRun                       bool
 	period                             time.Duration
+	leader                             leaderFlags
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.mode, "m", "order_process", "mode: order_process, membership_sync or report")
+	fs.StringVar(&f.mode, "m", "order_process", "mode: order_process, membership_sync, report, or all (every mode the offerings configure)")
 	fs.StringVar(&f.mode, "mode", "order_process", "same as -m")
 	fs.StringVar(&f.configFile, "c", "waldur-site-agent-config.yaml", "configuration file")
 	fs.StringVar(&f.configFile, "config-file", "waldur-site-agent-config.yaml", "same as -c")
@@ -45,7 +39,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "read Waldur and backends but change nothing")
 	fs.StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (overrides listen_address)")
 	fs.StringVar(&f.logLevel, "log-level", "", "override log_level (debug, info, warning, error)")
-	fs.DurationVar(&f.period, "period", 0, "override the cycle period (e.g. 30s); default from "+periodEnv("MODE"))
+	fs.DurationVar(&f.period, "period", 0, "override the cycle period of every mode (e.g. 30s); default from "+periodEnv("MODE"))
+	f.leader.register(fs)
 }
 
 func runCmd(ctx context.Context, args []string, io IO) int {
@@ -60,28 +55,29 @@ func runCmd(ctx context.Context, args []string, io IO) int {
 		fmt.Fprintf(io.Stderr, "site-agent: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
-	if f.mode == "event_process" {
-		fmt.Fprintln(io.Stderr, "site-agent: mode event_process is not implemented yet; run order_process and membership_sync instead")
-		return ExitUsage
-	}
-	def, ok := modePeriods[f.mode]
-	if !ok {
-		fmt.Fprintf(io.Stderr, "site-agent: unknown mode %q (choose order_process, membership_sync or report)\n", f.mode)
-		return ExitUsage
-	}
-	period, err := resolvePeriod(f.mode, def, f.period, io.Environ)
+	periods, err := modePeriods(f, io.Environ)
 	if err != nil {
 		fmt.Fprintln(io.Stderr, "site-agent:", err)
 		return ExitUsage
 	}
-	cfg, warnings, code := loadConfig(f.configFile, overrides(f.listen, f.logLevel), io)
+	if f.once && f.leader.requested() {
+		fmt.Fprintln(io.Stderr, "site-agent: --once cannot be combined with leader election (a single pass needs no lease)")
+		return ExitUsage
+	}
+	cfg, warnings, code := loadConfig(f.configFile, f.overrides(), io)
 	if code != ExitOK {
 		return code
 	}
-	opts := buildOptions{mode: f.mode, dryRun: f.dryRun, period: period, warnings: warnings, stdout: io.Stdout,
+	opts := buildOptions{mode: f.mode, dryRun: f.dryRun, periods: periods, warnings: warnings, stdout: io.Stdout,
 		metrics: telemetry.NewMetrics()}
 	a, err := build(cfg, opts)
 	if err != nil {
+		fmt.Fprintln(io.Stderr, "site-agent:", err)
+		return ExitUsage
+	}
+	el, err := newElector(cfg, a)
+	if err != nil {
+		a.close()
 		fmt.Fprintln(io.Stderr, "site-agent:", err)
 		return ExitUsage
 	}
@@ -93,11 +89,36 @@ func runCmd(ctx context.Context, args []string, io IO) int {
 		}
 		return ExitOK
 	}
-	if err := serve(ctx, a, reloader(f, opts, io)); err != nil {
+	if err := serve(ctx, a, reloader(f, opts, io), el); err != nil {
 		fmt.Fprintln(io.Stderr, "site-agent:", err)
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// modePeriods checks the mode and resolves the period of every mode it runs, before the
+// configuration is read.
+func modePeriods(f runFlags, environ func() []string) (map[string]time.Duration, error) {
+	var specs []modeSpec
+	switch spec, ok := lookupMode(f.mode); {
+	case f.mode == modeAll:
+		specs = modeSpecs()
+	case ok:
+		specs = []modeSpec{spec}
+	case f.mode == "event_process":
+		return nil, errors.New("mode event_process is not implemented yet; run order_process and membership_sync instead")
+	default:
+		return nil, fmt.Errorf("unknown mode %q (choose %s or all)", f.mode, strings.Join(modeNames(), ", "))
+	}
+	periods := map[string]time.Duration{}
+	for _, spec := range specs {
+		p, err := resolvePeriod(spec.name, spec.period, f.period, environ)
+		if err != nil {
+			return nil, err
+		}
+		periods[spec.name] = p
+	}
+	return periods, nil
 }
 
 func resolvePeriod(mode string, def, flagValue time.Duration, environ func() []string) (time.Duration, error) {
@@ -120,13 +141,17 @@ func resolvePeriod(mode string, def, flagValue time.Duration, environ func() []s
 	return def, nil
 }
 
-func overrides(listen, logLevel string) map[string]any {
+// overrides are the configuration keys set by flags.
+func (f runFlags) overrides() map[string]any {
 	o := map[string]any{}
-	if listen != "" {
-		o["listen_address"] = listen
+	if f.listen != "" {
+		o["listen_address"] = f.listen
 	}
-	if logLevel != "" {
-		o["log_level"] = logLevel
+	if f.logLevel != "" {
+		o["log_level"] = f.logLevel
+	}
+	if le := f.leader.overrides(); len(le) > 0 {
+		o["leader_election"] = le
 	}
 	return o
 }

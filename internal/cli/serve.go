@@ -8,23 +8,34 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/leader"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
 
 // serve runs an agent until ctx is cancelled. SIGHUP re-reads the configuration (and its
 // secret references) and swaps in a new agent; when the new configuration is invalid the
 // running agent carries on and the problem is logged. The metrics listener lives for the whole
-// process.
-func serve(ctx context.Context, first *agent, reload func() (*agent, error)) error {
+// process. With an elector the agent works only while this replica holds the lease; a standby
+// applies a pending SIGHUP when it becomes leader.
+func serve(ctx context.Context, first *agent, reload func() (*agent, error), el *leader.Elector) error {
 	var current atomic.Pointer[agent]
 	current.Store(first)
 	if addr := first.cfg.ListenAddress; addr != "" {
-		health := telemetry.Health{Live: func() error { return current.Load().live() }, Ready: func() error { return current.Load().ready() }}
+		health := telemetry.Health{Live: func() error { return current.Load().live() }, Ready: func() error {
+			if el != nil && !el.Leading() {
+				return nil // a standby is ready: it is doing its job, and a rollout must not wait for it
+			}
+			return current.Load().ready()
+		}}
+		if el != nil {
+			health.Role = func() string { return role(el) }
+		}
 		bound, err := telemetry.Serve(ctx, addr, first.metrics, health, first.log)
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", addr, err)
@@ -36,24 +47,65 @@ func serve(ctx context.Context, first *agent, reload func() (*agent, error)) err
 	defer signal.Stop(hup)
 	_, _ = daemon.SdNotify(false, daemon.SdNotifyReady)
 	defer daemon.SdNotify(false, daemon.SdNotifyStopping) //nolint:errcheck // best effort
-	a := first
+	defer func() { current.Load().close() }()
+	if el == nil {
+		return work(ctx, nil, &current, hup, reload)
+	}
+	go standbyHeartbeat(ctx, el, &current)
+	return el.Run(ctx, func(fence context.Context) {
+		if err := work(ctx, fence, &current, hup, reload); err != nil {
+			current.Load().log.Error("agent stopped with an error", zap.Error(err))
+		}
+	})
+}
+
+// work runs the current agent until ctx (graceful) or fence (at once) is cancelled, swapping
+// in a new agent on each valid reload.
+func work(ctx, fence context.Context, current *atomic.Pointer[agent], hup chan os.Signal, reload func() (*agent, error)) error {
 	for {
+		a := current.Load()
 		actx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- a.run(actx) }()
+		go func() { done <- a.run(actx, fence) }()
 		next, err := waitForReload(ctx, done, hup, a, reload)
 		cancel()
 		if next == nil {
-			a.close()
 			return err
 		}
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			a.log.Warn("previous agent stopped with an error", zap.Error(err))
 		}
 		a.close()
-		a = next
-		current.Store(a)
-		a.log.Info("configuration reloaded")
+		current.Store(next)
+		next.log.Info("configuration reloaded")
+	}
+}
+
+// role describes this replica for the probes.
+func role(el *leader.Elector) string {
+	if el.Leading() {
+		return "leader " + el.Identity()
+	}
+	if l := el.Leader(); l != "" {
+		return "standby " + el.Identity() + ", leader " + l
+	}
+	return "standby " + el.Identity() + ", no leader observed yet"
+}
+
+// standbyHeartbeat keeps the liveness file fresh while this replica stands by (the runner
+// touches it while working).
+func standbyHeartbeat(ctx context.Context, el *leader.Elector, current *atomic.Pointer[agent]) {
+	t := time.NewTicker(max(current.Load().cfg.HeartbeatInterval, time.Second))
+	defer t.Stop()
+	for {
+		if !el.Leading() {
+			current.Load().hb.Beat()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 
@@ -80,7 +132,7 @@ func waitForReload(ctx context.Context, done chan error, hup chan os.Signal, a *
 // reloader returns a function that loads the configuration again and builds a fresh agent.
 func reloader(f runFlags, o buildOptions, io IO) func() (*agent, error) {
 	return func() (*agent, error) {
-		cfg, warnings, err := config.Load(f.configFile, config.Options{Environ: io.Environ, Overrides: overrides(f.listen, f.logLevel), Resolver: secretResolver})
+		cfg, warnings, err := config.Load(f.configFile, config.Options{Environ: io.Environ, Overrides: f.overrides(), Resolver: secretResolver})
 		if err != nil {
 			return nil, err
 		}

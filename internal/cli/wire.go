@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,9 +33,10 @@ func registry() *backends.Registry {
 }
 
 type buildOptions struct {
-	mode     string
+	mode     string // a registered mode, or modeAll
 	dryRun   bool
-	period   time.Duration
+	period   time.Duration            // every mode's period when > 0 and periods has no entry
+	periods  map[string]time.Duration // per mode, resolved from --period and the environment
 	warnings []string
 	stdout   io.Writer
 	// httpClient and backendOverride let the demo and tests inject an in-process simulator and a
@@ -47,13 +47,14 @@ type buildOptions struct {
 	metrics         *telemetry.Metrics // process-wide; a reload keeps the counters
 }
 
-// agent is an assembled, runnable mode.
+// agent is an assembled, runnable set of modes (one, or all with -m all).
 type agent struct {
 	cfg     *config.Config
 	log     *zap.Logger
 	metrics *telemetry.Metrics
 	hb      *telemetry.Heartbeat
-	runner  *modes.Runner
+	tasks   []task
+	periods []time.Duration
 	closers []backends.Closer
 	secrets backends.SecretStore // one per agent, shared by its backends; nil without a vault section
 
@@ -61,7 +62,7 @@ type agent struct {
 	readyOK bool
 }
 
-// build assembles the agent for one mode. It makes no network calls; every error it returns is a
+// build assembles the agent. It makes no network calls; every error it returns is a
 // configuration problem (exit code 2).
 func build(cfg *config.Config, o buildOptions) (*agent, error) {
 	log := o.logger
@@ -87,22 +88,9 @@ func build(cfg *config.Config, o buildOptions) (*agent, error) {
 	a.metrics.Info.WithLabelValues(Version, o.mode).Set(1)
 	env := &modes.Env{Mode: o.mode, Version: Version, Location: cfg.Location, ReportingPeriods: cfg.ReportingPeriods,
 		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log}
-	units, err := a.units(cfg, o, env)
-	if err != nil {
+	if err := a.assemble(cfg, o, env); err != nil {
+		a.close()
 		return nil, err
-	}
-	a.runner = &modes.Runner{Env: env, Mode: newMode(o.mode, env), Units: units, Period: o.period, Timeout: cfg.CycleTimeout,
-		Tick:     cfg.HeartbeatInterval,
-		Register: (&modes.Registrar{Env: env, Started: time.Now()}).Register,
-		OnCycle: func(_ *modes.Unit, err error) {
-			if err == nil {
-				a.mu.Lock()
-				a.readyOK = true
-				a.mu.Unlock()
-			}
-		}}
-	if o.dryRun {
-		a.runner.Register = nil // registration writes to Waldur
 	}
 	return a, nil
 }
@@ -120,61 +108,12 @@ func secretStore(cfg *config.Config) (backends.SecretStore, error) {
 	return st, nil
 }
 
-func newMode(name string, env *modes.Env) modes.Mode {
-	switch name {
-	case "membership_sync":
-		return &modes.Membership{Env: env}
-	case "report":
-		return &modes.Report{Env: env}
+func (a *agent) onCycle(_ *modes.Unit, err error) {
+	if err == nil {
+		a.mu.Lock()
+		a.readyOK = true
+		a.mu.Unlock()
 	}
-	return &modes.Orders{Env: env}
-}
-
-// backendKey returns the config key and value naming the backend for a mode.
-func backendKey(mode string, off config.Offering) (key, name string) {
-	switch mode {
-	case "membership_sync":
-		return "membership_sync_backend", off.MembershipBackend
-	case "report":
-		return "reporting_backend", off.ReportingBackend
-	}
-	return "order_processing_backend", off.OrderBackend
-}
-
-func (a *agent) units(cfg *config.Config, o buildOptions, env *modes.Env) ([]*modes.Unit, error) {
-	reg := registry()
-	clients := map[string]*http.Client{}
-	var units []*modes.Unit
-	var keyName string
-	for _, off := range cfg.Offerings {
-		key, name := backendKey(o.mode, off)
-		keyName = key
-		if name == "" {
-			a.log.Info("offering has no backend for this mode; skipped", zap.String("offering", off.Name), zap.String("key", key))
-			continue
-		}
-		if o.mode == "membership_sync" && !off.MembershipPolling() {
-			a.log.Info("offering syncs membership through events; skipped", zap.String("offering", off.Name))
-			continue
-		}
-		set, err := a.backend(reg, off, o, key, name)
-		if err != nil {
-			return nil, err
-		}
-		if err := requireRole(o.mode, set); err != nil {
-			return nil, &config.Error{Path: cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d].%s", off.Index, key), Problem: err.Error()}
-		}
-		wc, err := a.waldurClient(cfg, off, o, clients)
-		if err != nil {
-			return nil, err
-		}
-		log := a.log.With(zap.String("offering", off.Name), zap.String("backend", name))
-		units = append(units, &modes.Unit{Offering: off, Waldur: wc, Backend: set, Log: log})
-	}
-	if len(units) == 0 {
-		return nil, &config.Error{Path: cfg.Path, Key: keyName, Problem: fmt.Sprintf("no offering sets %s, so mode %s has nothing to do", keyName, o.mode)}
-	}
-	return units, nil
 }
 
 func (a *agent) backend(reg *backends.Registry, off config.Offering, o buildOptions, key, name string) (backends.Set, error) {
@@ -226,24 +165,6 @@ func (a *agent) observer(name string) backends.Observer {
 	}
 }
 
-func requireRole(mode string, s backends.Set) error {
-	switch mode {
-	case "order_process":
-		if s.Provisioner == nil {
-			return fmt.Errorf("backend %q cannot process orders (it does not provision resources)", s.Name)
-		}
-	case "membership_sync":
-		if s.Members == nil && s.Status == nil && s.Reconciler == nil && s.Limits == nil {
-			return fmt.Errorf("backend %q has nothing to sync (no membership, status, limits or repair)", s.Name)
-		}
-	case "report":
-		if s.Usage == nil {
-			return fmt.Errorf("backend %q cannot report usage", s.Name)
-		}
-	}
-	return nil
-}
-
 func (a *agent) waldurClient(cfg *config.Config, off config.Offering, o buildOptions, clients map[string]*http.Client) (*waldurclient.Client, error) {
 	hc := o.httpClient
 	if hc == nil {
@@ -267,44 +188,4 @@ func (a *agent) waldurClient(cfg *config.Config, off config.Offering, o buildOpt
 		return nil, &config.Error{Path: cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d].waldur_api_url", off.Index), Problem: err.Error()}
 	}
 	return c, nil
-}
-
-// run cycles until ctx is cancelled.
-func (a *agent) run(ctx context.Context) error {
-	a.log.Info("agent started", zap.String("version", Version), zap.Int("offerings", len(a.runner.Units)),
-		zap.Duration("period", a.runner.Period))
-	err := a.runner.Run(ctx)
-	a.log.Info("agent stopped")
-	return err
-}
-
-func (a *agent) runOnce(ctx context.Context) error {
-	return a.runner.RunOnce(ctx)
-}
-
-func (a *agent) live() error {
-	maxAge := max(5*time.Minute, 3*a.runner.Period)
-	if last := a.hb.Last(); !last.IsZero() && time.Since(last) > maxAge {
-		return fmt.Errorf("no progress for %s", time.Since(last).Round(time.Second))
-	}
-	return nil
-}
-
-func (a *agent) ready() error {
-	if err := a.runner.Stuck(); err != nil {
-		return err
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !a.readyOK {
-		return errors.New("no successful cycle yet")
-	}
-	return nil
-}
-
-func (a *agent) close() {
-	for _, c := range a.closers {
-		_ = c.Close()
-	}
-	_ = a.log.Sync()
 }

@@ -27,6 +27,8 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	Concurrency       int           // orders or resources worked on at once per offering
 	CycleTimeout      time.Duration // bound on one offering's cycle
+
+	LeaderElection LeaderElection // leader_election: one working replica of several
 }
 
 // Offering is one configured Waldur offering.

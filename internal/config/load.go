@@ -124,6 +124,9 @@ func build(raw map[string]any) (*Config, []string, *Error) {
 	}
 	warnings = append(warnings, ignoredTopLevel(r)...)
 	validateTop(r, cfg)
+	var lw []string
+	cfg.LeaderElection, lw = leaderElection(r)
+	warnings = append(warnings, lw...)
 	list := r.list("offerings")
 	if r.err == nil && len(list) == 0 {
 		r.fail("offerings", "at least one offering is required")

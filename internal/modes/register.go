@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -20,15 +21,60 @@ var processorNames = map[string]string{
 }
 
 // Registrar registers the agent with Waldur once per process start and offering: identity
-// "agent-<offering uuid>" (updated in place when it exists), the mode's service and its
-// processor. The incumbent repeated this every cycle because its cache was never filled.
+// "agent-<offering uuid>" (updated in place when it exists), then each mode's service and
+// processor. The incumbent repeated this every cycle because its cache was never filled. One
+// Registrar is shared by all modes of a process (-m all), so the identity is looked up and
+// written once per offering, not once per mode.
 type Registrar struct {
 	Env     *Env
 	Started time.Time
+
+	mu         sync.Mutex
+	identities map[string]string // offering UUID → identity UUID ("" in a dry run)
+	locks      map[string]*sync.Mutex
 }
 
-// Register implements Runner.Register.
+// ForMode returns the Runner.Register function for one mode.
+func (g *Registrar) ForMode(mode string) func(ctx context.Context, u *Unit) error {
+	return func(ctx context.Context, u *Unit) error { return g.register(ctx, mode, u) }
+}
+
+// Register implements Runner.Register for the mode named in Env.
 func (g *Registrar) Register(ctx context.Context, u *Unit) error {
+	return g.register(ctx, g.Env.Mode, u)
+}
+
+func (g *Registrar) register(ctx context.Context, mode string, u *Unit) error {
+	id, err := g.identity(ctx, u)
+	if err != nil {
+		return err
+	}
+	if id == "" { // dry run: nothing was written
+		return nil
+	}
+	svc, err := u.Waldur.RegisterService(ctx, id, mode, mode)
+	if err != nil {
+		return fmt.Errorf("register service: %w", err)
+	}
+	if err := u.Waldur.RegisterProcessor(ctx, svc.UUID, processorNames[mode], "site-agent/"+u.Backend.Name, g.Env.Version); err != nil {
+		return fmt.Errorf("register processor: %w", err)
+	}
+	u.Log.Info("agent registered with waldur", zap.String("identity", id), zap.String("service", svc.UUID))
+	return nil
+}
+
+// identity finds or creates the offering's agent identity once; modes registering the same
+// offering at the same time wait for the first.
+func (g *Registrar) identity(ctx context.Context, u *Unit) (string, error) {
+	lock := g.lock(u.Offering.UUID)
+	lock.Lock()
+	defer lock.Unlock()
+	g.mu.Lock()
+	id, done := g.identities[u.Offering.UUID]
+	g.mu.Unlock()
+	if done {
+		return id, nil
+	}
 	name := "agent-" + u.Offering.UUID
 	req := wc.IdentityRequest{
 		Offering:      u.Offering.UUID,
@@ -41,28 +87,37 @@ func (g *Registrar) Register(ctx context.Context, u *Unit) error {
 			{Package: "backend:" + u.Backend.Name, Version: g.Env.Version},
 		},
 	}
-	id, found, err := u.Waldur.FindIdentity(ctx, name)
+	ident, found, err := u.Waldur.FindIdentity(ctx, name)
 	if err != nil {
-		return fmt.Errorf("find identity: %w", err)
+		return "", fmt.Errorf("find identity: %w", err)
 	}
 	if found {
-		id, err = u.Waldur.UpdateIdentity(ctx, id.UUID, req)
+		ident, err = u.Waldur.UpdateIdentity(ctx, ident.UUID, req)
 	} else {
-		id, err = u.Waldur.CreateIdentity(ctx, req)
+		ident, err = u.Waldur.CreateIdentity(ctx, req)
 	}
 	if err != nil {
-		return fmt.Errorf("register identity: %w", err)
+		return "", fmt.Errorf("register identity: %w", err)
 	}
-	if id.UUID == "" { // dry run: nothing was written
-		return nil
+	g.mu.Lock()
+	if g.identities == nil {
+		g.identities = map[string]string{}
 	}
-	svc, err := u.Waldur.RegisterService(ctx, id.UUID, g.Env.Mode, g.Env.Mode)
-	if err != nil {
-		return fmt.Errorf("register service: %w", err)
+	g.identities[u.Offering.UUID] = ident.UUID
+	g.mu.Unlock()
+	return ident.UUID, nil
+}
+
+func (g *Registrar) lock(offering string) *sync.Mutex {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.locks == nil {
+		g.locks = map[string]*sync.Mutex{}
 	}
-	if err := u.Waldur.RegisterProcessor(ctx, svc.UUID, processorNames[g.Env.Mode], "site-agent/"+u.Backend.Name, g.Env.Version); err != nil {
-		return fmt.Errorf("register processor: %w", err)
+	l := g.locks[offering]
+	if l == nil {
+		l = &sync.Mutex{}
+		g.locks[offering] = l
 	}
-	u.Log.Info("agent registered with waldur", zap.String("identity", id.UUID), zap.String("service", svc.UUID))
-	return nil
+	return l
 }

@@ -33,11 +33,26 @@ type Runner struct {
 	wd watchdog
 }
 
+// Name is the mode's name.
+func (r *Runner) Name() string { return r.Mode.Name() }
+
 // Run cycles until ctx is cancelled. The first cycle starts immediately. It returns nil on a
 // clean stop.
-func (r *Runner) Run(ctx context.Context) error {
+//
+// Cancelling ctx is a graceful stop: no new work starts and work in flight gets the grace period.
+// Cancelling fence (may be nil) stops everything at once: the work context is cancelled with no
+// grace, so nothing in flight goes on writing (a leader that lost its lease). Run returns only
+// after every goroutine it started has finished.
+func (r *Runner) Run(ctx, fence context.Context) error {
+	if fence == nil {
+		fence = context.Background()
+	}
+	ctx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
 	work, stop := r.workContext(ctx)
 	defer stop()
+	unfence := context.AfterFunc(fence, func() { stop(); cancelRun() })
+	defer unfence()
 	tick := r.Tick
 	if tick <= 0 {
 		tick = 30 * time.Second

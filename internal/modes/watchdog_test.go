@@ -34,7 +34,7 @@ func TestHeartbeatBeatsWhileACycleHangsAndTheWatchdogReportsIt(t *testing.T) {
 		Timeout: 100 * time.Millisecond, Grace: 100 * time.Millisecond, Tick: 20 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
+	go func() { done <- r.Run(ctx, nil) }()
 	defer func() {
 		cancel()
 		<-done

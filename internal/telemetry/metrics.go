@@ -24,8 +24,10 @@ type Metrics struct {
 	ResourceErrors *prometheus.CounterVec   // offering, kind (transient, permanent)
 	// BackendDegraded is 1 while a backend works without one of its needs (need="access": the
 	// service that grants access, e.g. Keycloak, does not answer, so membership changes wait).
-	BackendDegraded *prometheus.GaugeVec // offering, need
-	Info            *prometheus.GaugeVec // version, mode
+	BackendDegraded *prometheus.GaugeVec   // offering, need
+	Info            *prometheus.GaugeVec   // version, mode
+	Leader          prometheus.Gauge       // 1 while this process does the work (always, without leader election)
+	LeaderChanges   *prometheus.CounterVec // event (acquired, lost, ended)
 	Panics          prometheus.Counter
 }
 
@@ -63,11 +65,15 @@ func NewMetrics() *Metrics {
 		Help: "1 while the backend works without one of its needs (need=access: membership changes wait)."}, []string{"offering", "need"})
 	m.Info = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
 		Help: "Always 1; labels carry the version and mode."}, []string{"version", "mode"})
+	m.Leader = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "leader",
+		Help: "1 while this replica works (it holds the lease, or leader election is off); 0 while it stands by."})
+	m.LeaderChanges = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "leader_changes_total",
+		Help: "Leadership terms started (acquired) and ended (lost: the lease could not be renewed; ended: the agent stopped)."}, []string{"event"})
 	m.Panics = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "panics_total",
 		Help: "Panics recovered in mode cycles."})
 	m.Registry.MustRegister(m.Cycles, m.CycleDuration, m.LastSuccess, m.CycleRunning, m.CycleStuck, m.Orders, m.WaldurRequests,
 		m.WaldurLatency, m.BackendOps, m.BackendLatency, m.UsageReports, m.MemberChanges, m.ResourceErrors, m.BackendDegraded,
-		m.Info, m.Panics,
+		m.Info, m.Leader, m.LeaderChanges, m.Panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

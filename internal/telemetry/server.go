@@ -11,10 +11,12 @@ import (
 	"go.uber.org/zap"
 )
 
-// Health answers the probes: Live is the liveness check, Ready the readiness check.
+// Health answers the probes: Live is the liveness check, Ready the readiness check. Role, when
+// set, is added to a healthy answer (e.g. "leader" or "standby, leader is pod-b").
 type Health struct {
 	Live  func() error
 	Ready func() error
+	Role  func() string
 }
 
 // Serve starts the /metrics, /healthz and /readyz listener on addr and returns once it listens.
@@ -22,8 +24,8 @@ type Health struct {
 func Serve(ctx context.Context, addr string, m *Metrics, h Health, log *zap.Logger) (net.Addr, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
-	mux.HandleFunc("/healthz", probe(h.Live))
-	mux.HandleFunc("/readyz", probe(h.Ready))
+	mux.HandleFunc("/healthz", probe(h.Live, h.Role))
+	mux.HandleFunc("/readyz", probe(h.Ready, h.Role))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -43,7 +45,7 @@ func Serve(ctx context.Context, addr string, m *Metrics, h Health, log *zap.Logg
 	return l.Addr(), nil
 }
 
-func probe(check func() error) http.HandlerFunc {
+func probe(check func() error, role func() string) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if check != nil {
@@ -52,6 +54,10 @@ func probe(check func() error) http.HandlerFunc {
 				_, _ = w.Write([]byte(err.Error() + "\n"))
 				return
 			}
+		}
+		if role != nil {
+			_, _ = w.Write([]byte("ok: " + role() + "\n"))
+			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	}

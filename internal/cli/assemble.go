@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/modes"
+	"github.com/waldur/site-agent/internal/waldurclient"
+)
+
+// shared holds what the modes of one process share: one Waldur client per offering (one OIDC
+// token, one connection pool per TLS setting) and one backend instance per offering and
+// backend name.
+type shared struct {
+	reg      *backends.Registry
+	http     map[string]*http.Client
+	waldur   map[int]*waldurclient.Client
+	backends map[string]backends.Set
+}
+
+// assemble builds one task per mode that at least one offering runs.
+func (a *agent) assemble(cfg *config.Config, o buildOptions, env *modes.Env) error {
+	names, err := a.modesToRun(cfg, o.mode)
+	if err != nil {
+		return err
+	}
+	sh := &shared{reg: registry(), http: map[string]*http.Client{}, waldur: map[int]*waldurclient.Client{}, backends: map[string]backends.Set{}}
+	registrar := &modes.Registrar{Env: env, Started: time.Now()}
+	for _, name := range names {
+		spec, _ := lookupMode(name)
+		units, err := a.modeUnits(cfg, o, spec, sh)
+		if err != nil {
+			return err
+		}
+		if len(units) == 0 {
+			continue
+		}
+		period := modePeriod(spec, o)
+		menv := *env
+		menv.Mode = name
+		menv.Log = a.taskLog(o, name)
+		p := taskParams{env: &menv, units: units, period: period, timeout: cfg.CycleTimeout, tick: cfg.HeartbeatInterval, onCycle: a.onCycle}
+		if !o.dryRun { // registration writes to Waldur
+			p.register = registrar.ForMode(name)
+		}
+		a.tasks = append(a.tasks, spec.newTask(p))
+		a.periods = append(a.periods, period)
+	}
+	if len(a.tasks) == 0 {
+		if o.mode == modeAll {
+			return &config.Error{Path: cfg.Path, Key: "offerings", Problem: "no offering sets order_processing_backend, membership_sync_backend or reporting_backend, so mode all has nothing to do"}
+		}
+		key, _ := backendKey(o.mode, config.Offering{})
+		return &config.Error{Path: cfg.Path, Key: key, Problem: fmt.Sprintf("no offering sets %s, so mode %s has nothing to do", key, o.mode)}
+	}
+	return nil
+}
+
+// modesToRun lists the modes to start: the one asked for, or with -m all every registered mode
+// some offering configures. Modes an offering configures that this build does not have are
+// logged and not started.
+func (a *agent) modesToRun(cfg *config.Config, mode string) ([]string, error) {
+	if mode != modeAll {
+		if _, ok := lookupMode(mode); !ok {
+			return nil, fmt.Errorf("unknown mode %q (choose %s or all)", mode, strings.Join(modeNames(), ", "))
+		}
+		return []string{mode}, nil
+	}
+	wanted := map[string]bool{}
+	for _, off := range cfg.Offerings {
+		for _, m := range offeringModes(off) {
+			if _, ok := lookupMode(m); !ok {
+				a.log.Warn("offering configures a mode this build does not run; not started", zap.String("offering", off.Name), zap.String("not_started", m))
+				continue
+			}
+			wanted[m] = true
+		}
+	}
+	var names []string
+	for _, s := range modeSpecs() {
+		if wanted[s.name] {
+			names = append(names, s.name)
+		}
+	}
+	return names, nil
+}
+
+// modeUnits pairs every offering that runs spec with its shared Waldur client and backend.
+func (a *agent) modeUnits(cfg *config.Config, o buildOptions, spec modeSpec, sh *shared) ([]*modes.Unit, error) {
+	var units []*modes.Unit
+	for _, off := range cfg.Offerings {
+		if why := skipReason(spec.name, off); why != "" {
+			if o.mode != modeAll {
+				a.log.Info(why, zap.String("offering", off.Name), zap.String("key", func() string { k, _ := spec.backend(off); return k }()))
+			}
+			continue
+		}
+		key, name := spec.backend(off)
+		set, err := a.sharedBackend(off, o, key, name, sh)
+		if err != nil {
+			return nil, err
+		}
+		if err := spec.role(set); err != nil {
+			return nil, &config.Error{Path: cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d].%s", off.Index, key), Problem: err.Error()}
+		}
+		wc := sh.waldur[off.Index]
+		if wc == nil {
+			if wc, err = a.waldurClient(cfg, off, o, sh.http); err != nil {
+				return nil, err
+			}
+			sh.waldur[off.Index] = wc
+		}
+		log := a.taskLog(o, spec.name).With(zap.String("offering", off.Name), zap.String("backend", name))
+		units = append(units, &modes.Unit{Offering: off, Waldur: wc, Backend: set, Log: log})
+	}
+	return units, nil
+}
+
+// taskLog is the logger of one mode's work; with -m all it names the mode as "task".
+func (a *agent) taskLog(o buildOptions, mode string) *zap.Logger {
+	if o.mode == modeAll {
+		return a.log.With(zap.String("task", mode))
+	}
+	return a.log
+}
+
+// sharedBackend returns the offering's backend instance of that name, creating it on first use.
+func (a *agent) sharedBackend(off config.Offering, o buildOptions, key, name string, sh *shared) (backends.Set, error) {
+	id := fmt.Sprintf("%d/%s", off.Index, name)
+	if set, ok := sh.backends[id]; ok {
+		return set, nil
+	}
+	set, err := a.backend(sh.reg, off, o, key, name)
+	if err != nil {
+		return backends.Set{}, err
+	}
+	sh.backends[id] = set
+	return set, nil
+}
+
+// modePeriod is the mode's cycle period: as resolved by the command line (--period, else the
+// incumbent's environment variable), else --period for every mode, else the default.
+func modePeriod(spec modeSpec, o buildOptions) time.Duration {
+	if p, ok := o.periods[spec.name]; ok {
+		return p
+	}
+	if o.period > 0 {
+		return o.period
+	}
+	return spec.period
+}
