@@ -4,9 +4,15 @@
 #   - Kubernetes: kube-apiserver + kube-controller-manager v1.36.3 built from the module proxy
 #     (scripts/kube/build.sh, cached in ~/.cache/site-agent) with Debian's etcd;
 #   - OpenStack Zed APIs from Debian's packages on PostgreSQL (scripts/openstack/up.sh, root);
-#   - Vault: a real Vault core in a separate test module (scripts/vault/test.sh).
+#   - Vault: a real Vault core in a separate test module (scripts/vault/test.sh);
+#   - leader election: the elector and two replicas of the binary against the kube-apiserver;
+#   - container: the OCI image built without a registry and run read-only, non-root with podman
+#     (scripts/container/test.sh; installs buildah, podman, runc; root);
+#   - Helm: the chart linted, rendered and dry-run applied to the kube-apiserver, with Helm
+#     built from the module proxy and cached (scripts/helm/build.sh).
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
-# OPENSTACK=0 / KUBE=0 / VAULT=0 leave a part out (e.g. on a machine without root).
+# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 leave a part out (e.g. on a machine
+# without root). HELM needs KUBE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -21,6 +27,19 @@ if [ -z "${OPENSTACK:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
   echo "NOTICE: not root: skipping the real OpenStack tests (they install Debian packages); run as root or set OPENSTACK=1" >&2
   OPENSTACK=0
 fi
+if [ -z "${CONTAINER:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
+  echo "NOTICE: not root: skipping the container test (it installs and runs podman as root); run as root or set CONTAINER=1" >&2
+  CONTAINER=0
+fi
+[ "${KUBE:-1}" = 1 ] || HELM=0
+helm_pid=""
+if [ "${HELM:-1}" = 1 ]; then
+  # Helm compiles while Kubernetes compiles (or its cached binaries are checked): both are Go
+  # builds, and the second core would otherwise idle during the link steps and downloads.
+  log "building Helm in the background (log: /tmp/site-agent-helm-build.log)"
+  ./scripts/helm/build.sh >/tmp/site-agent-helm-build.log 2>&1 &
+  helm_pid=$!
+fi
 os_pid=""
 if [ "${OPENSTACK:-1}" = 1 ]; then
   # apt and database syncs are mostly waiting: let them run while Kubernetes compiles.
@@ -34,8 +53,8 @@ e2e=()
 if [ "${KUBE:-1}" = 1 ]; then
   log "Kubernetes control plane binaries ($(elapsed))"
   ./scripts/kube/build.sh
-  packages+=(./internal/backends/rancher/...)
-  e2e+=(Rancher)
+  packages+=(./internal/backends/rancher/... ./internal/leader/...)
+  e2e+=(Rancher LeaderElection)
 fi
 if [ -n "$os_pid" ]; then
   log "waiting for OpenStack ($(elapsed))"
@@ -56,6 +75,20 @@ if [ ${#e2e[@]} -gt 0 ]; then
   run=$(IFS='|'; echo "${e2e[*]}")
   log "end-to-end against real servers: $run ($(elapsed))"
   go test -count=1 -timeout 30m -run "$run" ./test/e2e/
+fi
+if [ "${CONTAINER:-1}" = 1 ]; then
+  log "container image ($(elapsed))"
+  ./scripts/container/test.sh
+fi
+if [ -n "$helm_pid" ]; then
+  log "Helm chart ($(elapsed))"
+  if ! wait "$helm_pid"; then
+    tail -30 /tmp/site-agent-helm-build.log
+    echo "scripts/helm/build.sh failed" >&2
+    exit 1
+  fi
+  SITE_AGENT_HELM="$(tail -1 /tmp/site-agent-helm-build.log)" go test -count=1 -v -run 'Helm' ./test/deploy/ 2>&1 |
+    grep -E '^(=== RUN|--- |    |PASS|FAIL|ok )'
 fi
 if [ "${VAULT:-1}" = 1 ]; then
   log "Vault ($(elapsed))"

@@ -12,6 +12,7 @@ import (
 	coordv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/waldur/site-agent/internal/testenv/kubeenv"
 )
@@ -159,13 +160,17 @@ func TestLostLeaseStopsWorkAtOnce(t *testing.T) {
 	leases := env.Clientset.CoordinationV1().Leases(ns)
 	steal := func(holder string, seconds int32) {
 		t.Helper()
-		l, err := leases.Get(t.Context(), "site-agent", metav1.GetOptions{})
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error { // the leader renews meanwhile
+			l, err := leases.Get(t.Context(), "site-agent", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			now := metav1.NewMicroTime(time.Now())
+			l.Spec = coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now}
+			_, err = leases.Update(t.Context(), l, metav1.UpdateOptions{})
+			return err
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		now := metav1.NewMicroTime(time.Now())
-		l.Spec = coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now}
-		if _, err := leases.Update(t.Context(), l, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
