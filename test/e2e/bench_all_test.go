@@ -18,8 +18,8 @@ import (
 // idleWindow is how long idle CPU is sampled.
 const idleWindow = 20 * time.Second
 
-// BenchmarkAllModesIdle measures `-m all` with three offerings (20 resources each) once its first
-// cycles are done and it idles at the default periods: CPU use, RSS, and Waldur requests while
+// BenchmarkAllModesIdle measures `-m all` with three offerings (20 resources each, in an
+// in-memory backend with a state file) once its first cycles are done and it idles at the default periods: CPU use, RSS, and Waldur requests while
 // idle; and, for comparison, the summed RSS of the three separate mode processes on the same
 // world.
 func BenchmarkAllModesIdle(b *testing.B) {
@@ -48,9 +48,6 @@ func BenchmarkAllModesIdle(b *testing.B) {
 				b.Fatal(err)
 			}
 			procs = append(procs, c)
-			if mode == "order_process" {
-				waitDone(b, sim) // resources exist before the other modes look
-			}
 		}
 		settle(b, sim)
 		for _, c := range procs {
@@ -68,17 +65,24 @@ func benchAllWorld(b *testing.B) (*waldursim.Server, string) {
 	b.Cleanup(srv.Close)
 	w := scenario.New(sim, scenario.Options{Users: 3})
 	offs := []waldursim.Offering{w.Offering, w.AddOffering("HPC Storage"), w.AddOffering("GPU Pool")}
+	dir := b.TempDir()
 	for i, off := range offs {
 		for j := 0; j < 20; j++ {
 			w.CreateOrderIn(off, fmt.Sprintf("i%d-%02d", i, j), map[string]float64{"cpu": 1, "ram": 2})
 		}
 	}
-	dir := b.TempDir()
 	text := "heartbeat_file: " + filepath.Join(dir, "hb") + "\n" +
-		strings.Replace(w.ConfigAll(srv.URL, offs, func(int) []string { return []string{"usage_fraction: 0.5"} }), "log_level: INFO", "log_level: WARNING", 1)
+		strings.Replace(w.ConfigAll(srv.URL, offs, func(i int) []string {
+			return []string{"usage_fraction: 0.5", fmt.Sprintf("state_file: %s/backend-%d.json", dir, i)} // shared by separate processes
+		}), "log_level: INFO", "log_level: WARNING", 1)
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 		b.Fatal(err)
+	}
+	// The resources exist before the measured processes start, so their first membership and
+	// report cycles have the 60 resources to work on.
+	if out, err := exec.Command(binary, "-m", "order_process", "-c", cfg, "--once").CombinedOutput(); err != nil {
+		b.Fatalf("creating the resources: %v\n%s", err, out)
 	}
 	return sim, cfg
 }
