@@ -1,6 +1,7 @@
 # Multi-stage build: a static binary on a distroless, non-root base.
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t site-agent .
-#   docker run -v /etc/waldur:/etc/waldur:ro site-agent -m order_process -c /etc/waldur/waldur-site-agent-config.yaml
+#   docker run -v /etc/waldur:/etc/waldur:ro --read-only --tmpfs /tmp site-agent -m all -c /etc/waldur/waldur-site-agent-config.yaml
+# Without Docker or a registry: scripts/container/build.sh (buildah, FROM scratch).
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./

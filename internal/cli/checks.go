@@ -27,7 +27,7 @@ func checkConfigCmd(args []string, io IO) int {
 	}
 	reg := registry()
 	for _, off := range cfg.Offerings {
-		for _, m := range []string{"order_process", "membership_sync", "report"} {
+		for _, m := range modeNames() {
 			key, name := backendKey(m, off)
 			if name != "" && !reg.Has(name) {
 				fmt.Fprintf(io.Stderr, "site-agent: %s: offerings[%d].%s: unknown backend %q (available: %v)\n", off.Label(), off.Index, key, name, reg.Names())

@@ -143,7 +143,7 @@ func checkComponents(r *report, off config.Offering, o waldurclient.Offering) {
 func diagnoseBackends(ctx context.Context, r *report, off config.Offering) {
 	reg := registry()
 	seen := map[string]bool{}
-	for _, m := range []string{"order_process", "membership_sync", "report"} {
+	for _, m := range modeNames() {
 		key, name := backendKey(m, off)
 		if name == "" || seen[name] {
 			continue

@@ -196,3 +196,32 @@ func TestAllModesRefusesNothingToDo(t *testing.T) {
 		t.Fatalf("%d Waldur requests before refusing the configuration", sim.TotalCalls())
 	}
 }
+
+// TestSystemdUnitsStartTheAgent runs the ExecStart line of each unit in systemd/ (binary and
+// configuration path swapped for the test's, one pass) so a unit never names a flag or mode the
+// binary refuses.
+func TestSystemdUnitsStartTheAgent(t *testing.T) {
+	for _, unit := range []string{"site-agent.service", "site-agent@.service"} {
+		t.Run(unit, func(t *testing.T) {
+			e := newEnv(t, waldursim.Options{})
+			data, err := os.ReadFile(filepath.Join("..", "..", "systemd", unit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var exec string
+			for _, line := range strings.Split(string(data), "\n") {
+				if v, ok := strings.CutPrefix(line, "ExecStart="); ok {
+					exec = v
+				}
+			}
+			args := strings.Fields(strings.NewReplacer("%i", "order_process", "/etc/waldur/waldur-site-agent-config.yaml", e.config).Replace(exec))
+			if len(args) < 2 || args[0] != "/usr/local/bin/site-agent" {
+				t.Fatalf("unexpected ExecStart %q", exec)
+			}
+			r := e.run(append(args[1:], "--once")...)
+			if r.code != 0 {
+				t.Fatalf("%s: %s", exec, r)
+			}
+		})
+	}
+}
