@@ -2,7 +2,7 @@
 # Builds the site-agent OCI image with no registry: the static binary FROM scratch, with the
 # host's CA bundle and a passwd/group naming the non-root user nonroot (65532).
 #   scripts/container/build.sh [IMAGE]      (default localhost/site-agent:test)
-# Needs buildah (apt-get install -y buildah podman runc). Prints the image name on the last line.
+# Needs buildah and podman (Debian packages buildah, podman, runc). Prints the image name on the last line.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -11,8 +11,8 @@ VERSION="${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo d
 CA="${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}"
 log() { echo "container/build: $*" >&2; }
 
-command -v buildah >/dev/null || { log "buildah is missing (apt-get install -y buildah podman runc)"; exit 1; }
-[ -r "$CA" ] || { log "CA bundle $CA not found (apt-get install -y ca-certificates, or set CA_BUNDLE)"; exit 1; }
+command -v buildah >/dev/null || { log "buildah is missing: install the Debian packages buildah, podman and runc (scripts/container/test.sh does, as root)"; exit 1; }
+[ -r "$CA" ] || { log "CA bundle $CA not found: install the Debian package ca-certificates or set CA_BUNDLE"; exit 1; }
 
 ctx="$(mktemp -d)"
 trap 'rm -rf "$ctx"' EXIT

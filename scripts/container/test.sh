@@ -16,8 +16,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   log "installing buildah podman runc"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get -o DPkg::Lock::Timeout=300 install -y buildah podman runc >/dev/null ||
-    { apt-get update >/dev/null && apt-get -o DPkg::Lock::Timeout=300 install -y buildah podman runc >/dev/null; }
+  # shellcheck source=../lib/apt.sh
+  . scripts/lib/apt.sh # apt_get waits (bounded) while another apt/dpkg holds a lock
+  apt_get install -y buildah podman runc >/dev/null ||
+    { apt_get update >/dev/null && apt_get install -y buildah podman runc >/dev/null; }
 fi
 image=$(./scripts/container/build.sh localhost/site-agent:test | tail -1)
 log "image size: $(podman image inspect --format '{{.Size}}' "$image" | awk '{printf "%.1f MB", $1/1e6}')"
