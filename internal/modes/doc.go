@@ -3,6 +3,9 @@
 // RunOnce for every configured offering. The modes are order processing, membership sync and
 // usage reporting; each is fetch → plan (pure functions in plan.go) → apply → report.
 //
+// Runner.Run stops gracefully when its context is cancelled (work in flight gets a grace period)
+// and at once when its fence is cancelled (a leader that lost its lease writes nothing more).
+//
 // Modes translate Waldur objects into backend domain types; backends never see Waldur. A mode
 // never marks an order or resource erred because of a transient failure: those are retried on
 // the next cycle. Only cmd/site-agent exits the process.
