@@ -225,3 +225,24 @@ func TestSystemdUnitsStartTheAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestAllModesDryRunWritesNothing: -m all --dry-run reads every offering and writes nowhere.
+func TestAllModesDryRunWritesNothing(t *testing.T) {
+	a := newAllEnv(t)
+	a.once("all", "--dry-run")
+	calls := a.sim.Calls()
+	if calls["marketplace_orders_list"] != len(a.offerings) || calls["marketplace_provider_resources_list"]+calls["marketplace_resources_list"] < 2*len(a.offerings) {
+		t.Fatalf("the dry run did not read orders and resources of every offering for every mode: %v", calls)
+	}
+	if n := a.orderStates()[waldursim.OrderPendingProvider]; n != 3*ordersPerOffering {
+		t.Fatalf("%d orders still pending, want all %d: %v", n, 3*ordersPerOffering, a.orderStates())
+	}
+	if ids := a.sim.Identities(); len(ids) != 0 {
+		t.Fatalf("a dry run registered identities: %+v", ids)
+	}
+	for _, path := range a.states {
+		if _, err := os.Stat(path); err == nil {
+			t.Fatalf("a dry run wrote the backend state %s", path)
+		}
+	}
+}
