@@ -1,0 +1,37 @@
+// Package rke2 is the foundation of the `rke2` backend: one Waldur resource is one Kubernetes
+// cluster (RKE2) on OpenStack virtual machines, installed in stages and scaled without losing
+// etcd quorum, registered with Rancher (seed 000 of the design documents, spec/rancher.md §5, and
+// the staged install of seed 002).
+//
+// What this package holds today, each piece pure and complete:
+//
+//   - settings.go: the offering's backend_settings (the incumbent's managed_rancher_* keys,
+//     k8s_version, base_image_name, private registry, Vault and Keycloak connection, bootstrap
+//     rancher|rke2, the cloud-init template file), decoded strictly, defaulted and validated with
+//     errors that name the key;
+//   - spec.go: an order's attributes (managed mode: name, worker_nodes_*; self-managed mode:
+//     nodes[] with role, flavor, volumes) and the resource limits turned into a ClusterSpec;
+//   - evaluate.go: the pre-approval checks (backends.OrderEvaluator) — DNS-label name, 1, 3 or 5
+//     servers, at least one agent, flavors meeting the per-role CPU/RAM minimums, totals within
+//     the tenant maxima — rejecting with a reason a customer can read;
+//   - planner.go: the staged install and scale planner, a pure function from desired counts and
+//     observed nodes (inventory + Nova state + Rancher state) to the next actions;
+//   - inventory.go: how the planner's inventory (role, initial|joining, stage, index, join
+//     target) is written to OpenStack server metadata and tags and to Rancher node labels, so
+//     the agent keeps no private database: every pass re-derives the plan from what it observes;
+//   - cloudinit.go: the node's cloud-init, a text/template a site may replace, for both
+//     bootstrap modes (Rancher system-agent or plain RKE2), each reading its token from Vault
+//     with a single-use AppRole secret id.
+//
+// Design rules the planner enforces (see docs/rke2.md): the initial server alone until it is
+// ready; joining servers one at a time, each pointed at a ready server that is not being
+// removed; agents only once every server is ready and the server count is reached; removals
+// agents first, servers one at a time and only while every remaining server is ready; a VM in
+// Nova ERROR is deleted and replaced; a node still joining through a server that has gone is
+// replaced rather than left hanging.
+//
+// The package never sees Waldur types, never logs or returns a secret id, token or rendered
+// user data in clear (UserData and secret.Secret print redacted), and makes no network call.
+// The infrastructure (gophercloud, reusing the openstack backend's tenant code), Rancher v1
+// provisioning, Vault AppRole objects and the registry entry come next; docs/rke2.md lists them.
+package rke2

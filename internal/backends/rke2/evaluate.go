@@ -1,0 +1,180 @@
+package rke2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
+)
+
+// Flavor is a Nova flavor's size.
+type Flavor struct {
+	Name  string
+	VCPUs int
+	RAMMB int
+}
+
+// FlavorSource resolves flavor names (or ids) to sizes. The backend's implementation reads Nova;
+// a missing flavor is an error wrapping failure.ErrNotFound, an unreachable Nova a transient one.
+type FlavorSource interface {
+	Flavor(ctx context.Context, nameOrID string) (Flavor, error)
+}
+
+// Evaluator implements backends.OrderEvaluator for rke2 offerings: an order that could not be
+// carried out is rejected before approval, with a reason the customer can act on.
+type Evaluator struct {
+	Settings *Settings
+	Flavors  FlavorSource
+}
+
+// Evaluate implements backends.OrderEvaluator. Create and Update orders are parsed and checked;
+// a Nova failure leaves the order pending (the error is returned), never rejected.
+func (e *Evaluator) Evaluate(ctx context.Context, review backends.OrderReview) (backends.Decision, string, error) {
+	if review.Type != "Create" && review.Type != "Update" {
+		return backends.Accept, "", nil
+	}
+	spec, err := ParseSpec(e.Settings, review.Resource)
+	if err != nil {
+		return backends.Reject, err.Error(), nil
+	}
+	flavors, err := e.resolve(ctx, &spec)
+	if err != nil {
+		if msg, ok := failure.PublicMessage(err); ok {
+			return backends.Reject, msg, nil
+		}
+		return backends.Defer, "", err
+	}
+	if err := Check(e.Settings, &spec, flavors); err != nil {
+		msg, _ := failure.PublicMessage(err)
+		return backends.Reject, msg, nil
+	}
+	return backends.Accept, "", nil
+}
+
+// resolve looks up every flavor the spec names. Unknown flavors become public errors.
+func (e *Evaluator) resolve(ctx context.Context, spec *ClusterSpec) (map[string]Flavor, error) {
+	out := map[string]Flavor{}
+	names := []string{}
+	for _, l := range [][]NodeSpec{spec.ServerNodes, spec.AgentNodes} {
+		for _, n := range l {
+			names = append(names, n.Flavor)
+		}
+	}
+	if spec.Mode == ModeManaged && e.Settings.LBFlavorName != "" {
+		names = append(names, e.Settings.LBFlavorName)
+	}
+	for _, n := range names {
+		if _, done := out[n]; done {
+			continue
+		}
+		f, err := e.Flavors.Flavor(ctx, n)
+		switch {
+		case errors.Is(err, failure.ErrNotFound):
+			return nil, failure.Errorf("flavor %q does not exist in this cloud", n)
+		case err != nil:
+			return nil, fmt.Errorf("look up flavor %q: %w", n, err)
+		}
+		out[n] = f
+	}
+	return out, nil
+}
+
+// Totals are what a cluster asks of its tenant.
+type Totals struct {
+	VCPUs  int
+	RAMMB  int
+	DiskGB int
+}
+
+// Check judges a parsed spec against the settings and the resolved flavors; every failure is
+// a failure.Errorf whose message is fit for the customer.
+func Check(s *Settings, spec *ClusterSpec, flavors map[string]Flavor) error {
+	if !dnsLabelRe.MatchString(spec.Name) {
+		return failure.Errorf("cluster name %q must be a DNS label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", spec.Name)
+	}
+	if !validServerCount(spec.Servers) {
+		return failure.Errorf("a cluster needs 1, 3 or 5 server nodes (etcd keeps quorum only with an odd count), not %d", spec.Servers)
+	}
+	if spec.Agents < 1 {
+		return failure.Errorf("a cluster needs at least one agent (worker) node")
+	}
+	for _, role := range []Role{RoleServer, RoleAgent} {
+		if err := checkRole(s, spec, role, flavors); err != nil {
+			return err
+		}
+	}
+	if spec.Mode == ModeManaged {
+		t := ClusterTotals(s, spec, flavors)
+		return checkTotals(s, t)
+	}
+	return nil
+}
+
+func checkRole(s *Settings, spec *ClusterSpec, role Role, flavors map[string]Flavor) error {
+	req := s.RoleRequirements[role.String()]
+	count := spec.Servers
+	if role == RoleAgent {
+		count = spec.Agents
+	}
+	for i := range count {
+		n := spec.Node(role, i)
+		f, ok := flavors[n.Flavor]
+		if !ok {
+			return failure.Errorf("flavor %q does not exist in this cloud", n.Flavor)
+		}
+		if !s.FlavorAllowed(f.Name) {
+			return failure.Errorf("flavor %q is not offered here (allowed: %s)", f.Name, s.FlavorsRegex)
+		}
+		if f.VCPUs < req.CPU || f.RAMMB < req.RAMMB {
+			return failure.Errorf("flavor %q (%d vCPU, %d MB RAM) is too small for a %s node, which needs at least %d vCPU and %d MB RAM",
+				f.Name, f.VCPUs, f.RAMMB, role, req.CPU, req.RAMMB)
+		}
+		if sv := n.SystemVolume.SizeGB; sv != 0 && sv < s.SystemVolumeMinSizeGB {
+			return failure.Errorf("the system volume of a %s node needs at least %d GB, not %d", role, s.SystemVolumeMinSizeGB, sv)
+		}
+	}
+	return nil
+}
+
+// ClusterTotals adds up vCPU, RAM and disk of every node (and the managed load balancer).
+func ClusterTotals(s *Settings, spec *ClusterSpec, flavors map[string]Flavor) Totals {
+	var t Totals
+	add := func(n NodeSpec) {
+		f := flavors[n.Flavor]
+		t.VCPUs += f.VCPUs
+		t.RAMMB += f.RAMMB
+		t.DiskGB += n.SystemVolume.SizeGB
+		for _, d := range n.DataVolumes {
+			t.DiskGB += d.SizeGB
+		}
+	}
+	for i := range spec.Servers {
+		add(spec.Node(RoleServer, i))
+	}
+	for i := range spec.Agents {
+		add(spec.Node(RoleAgent, i))
+	}
+	if spec.Mode == ModeManaged && s.LBFlavorName != "" {
+		lb := NodeSpec{Flavor: s.LBFlavorName, SystemVolume: Volume{SizeGB: s.LBSystemVolumeGB}}
+		if s.LBDataVolumeGB > 0 {
+			lb.DataVolumes = []DataVolume{{Volume: Volume{SizeGB: s.LBDataVolumeGB}}}
+		}
+		add(lb)
+	}
+	return t
+}
+
+func checkTotals(s *Settings, t Totals) error {
+	if s.TenantMaxCPU > 0 && t.VCPUs > s.TenantMaxCPU {
+		return failure.Errorf("the cluster needs %d vCPU in total, more than the %d a cluster may have", t.VCPUs, s.TenantMaxCPU)
+	}
+	if s.TenantMaxRAMGB > 0 && t.RAMMB > s.TenantMaxRAMGB*1024 {
+		return failure.Errorf("the cluster needs %d GB RAM in total, more than the %d GB a cluster may have", (t.RAMMB+1023)/1024, s.TenantMaxRAMGB)
+	}
+	if s.TenantMaxDiskGB > 0 && t.DiskGB > s.TenantMaxDiskGB {
+		return failure.Errorf("the cluster needs %d GB of volumes in total, more than the %d GB a cluster may have", t.DiskGB, s.TenantMaxDiskGB)
+	}
+	return nil
+}
