@@ -42,8 +42,8 @@ func (w *world) create(a Action) {
 		if t == nil || !w.ready(t) || t.removing || t.inv.Role != RoleServer {
 			w.fatalf("create %s joining through %q, which is not a ready, staying server", a.Node, inv.Join)
 		}
-		if inv.Role == RoleAgent && len(ready) != len(all) {
-			w.fatalf("create agent %s while a server is not ready", a.Node)
+		if len(ready) != len(all) { // agents wait for the control plane; servers join one by one
+			w.fatalf("create %s %s while a server is not ready", inv.Kind(), a.Node)
 		}
 	}
 	w.nodes[a.Node] = &wnode{name: a.Node, inv: inv, vm: "BUILD", boot: 1 + w.rng.IntN(3), register: 1 + w.rng.IntN(3)}
