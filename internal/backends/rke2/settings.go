@@ -62,6 +62,8 @@ type Settings struct {
 	SystemVolumeMinSizeGB  int                    `mapstructure:"system_volume_min_size_gb"`
 	RoleRequirements       map[string]Requirement `mapstructure:"role_requirements"`
 	CloudInitTemplateFile  string                 `mapstructure:"cloud_init_template_file"`
+	RKE2InstallURL         string                 `mapstructure:"rke2_install_url"`
+	RancherCAChecksum      string                 `mapstructure:"rancher_ca_checksum"`
 	VaultHost              string                 `mapstructure:"vault_host"`
 	VaultPort              int                    `mapstructure:"vault_port"`
 	VaultToken             secret.Secret          `mapstructure:"vault_token"`
@@ -147,6 +149,7 @@ func (s *Settings) applyDefaults() {
 	def(&s.ServerNodesComponent, "server_nodes")
 	def(&s.AgentNodesComponent, "worker_nodes")
 	def(&s.KeycloakRealm, "Waldur")
+	def(&s.RKE2InstallURL, "https://get.rke2.io")
 	def(&s.KeycloakUserRealm, "master")
 	yes(&s.VerifyCert)
 	yes(&s.VaultTLSVerify)
@@ -264,6 +267,12 @@ func (s *Settings) validateVolumes() error {
 }
 
 func (s *Settings) validateIntegrations() error {
+	if err := checkHTTPURL("rke2_install_url", s.RKE2InstallURL); err != nil {
+		return err
+	}
+	if s.RancherCAChecksum != "" && !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(s.RancherCAChecksum) {
+		return fmt.Errorf("backend_settings.rancher_ca_checksum: want the SHA-256 of Rancher's CA certificate (64 hex digits)")
+	}
 	if s.PrivateRegistryURL != "" {
 		if err := checkHTTPURL("private_registry_url", s.PrivateRegistryURL); err != nil {
 			return err

@@ -1,0 +1,47 @@
+package rke2
+
+import (
+	"net/url"
+
+	"github.com/waldur/site-agent/internal/secret"
+)
+
+// Vault object names per cluster (spec/rancher.md §5.3; U is the Waldur resource UUID as hex).
+func VaultPolicyName(cluster string) string { return "rancher-provisioning-policy-" + cluster }
+
+// VaultRoleName is the cluster's AppRole.
+func VaultRoleName(cluster string) string { return "rancher-provisioning-role-" + cluster }
+
+// VaultSecretPath is the token's path inside the KV v2 mount.
+func VaultSecretPath(cluster string) string { return "rancher/cluster-" + cluster }
+
+// VaultCredentials are what one node gets to log in to Vault once.
+type VaultCredentials struct {
+	RoleID   string
+	SecretID secret.Secret // single use, short TTL
+}
+
+// NewNodeConfig assembles the cloud-init data of one node from the settings, the cluster
+// spec and the node's inventory. serverAddr is the join target's address (rke2 bootstrap,
+// joining nodes only), e.g. 10.0.0.11.
+func NewNodeConfig(s *Settings, spec *ClusterSpec, name string, inv Inventory, creds VaultCredentials, serverAddr string) NodeConfig {
+	node := spec.Node(inv.Role, inv.Index)
+	cfg := NodeConfig{
+		ClusterName: spec.Name, NodeName: name, Role: inv.Role.String(), Initial: inv.Initial, Bootstrap: s.Bootstrap,
+		K8sVersion: s.K8sVersion, DataDir: StorageMountPoint,
+		VaultAddr: s.VaultAddr(), VaultTLSSkipVerify: !*s.VaultTLSVerify, VaultAppRoleMount: s.VaultAppRoleMount,
+		VaultRoleID: creds.RoleID, VaultSecretID: creds.SecretID,
+		VaultKVDataPath: s.VaultKVMount + "/data/" + VaultSecretPath(inv.Cluster),
+		RancherURL:      s.BackendURL, RancherCAChecksum: s.RancherCAChecksum, RancherTLSSkipVerify: !*s.VerifyCert,
+		RKE2InstallURL: s.RKE2InstallURL, Labels: inv.Labels(), Disks: Disks(s.NodeDiskDriver, node.DataVolumes),
+	}
+	if s.PrivateRegistryURL != "" {
+		if u, err := url.Parse(s.PrivateRegistryURL); err == nil {
+			cfg.PrivateRegistryHost = u.Host
+		}
+	}
+	if !inv.Initial && serverAddr != "" {
+		cfg.ServerURL = "https://" + serverAddr + ":9345"
+	}
+	return cfg
+}
