@@ -22,6 +22,8 @@ type FlavorSource interface {
 	Flavor(ctx context.Context, nameOrID string) (Flavor, error)
 }
 
+var _ backends.OrderEvaluator = (*Evaluator)(nil)
+
 // Evaluator implements backends.OrderEvaluator for rke2 offerings: an order that could not be
 // carried out is rejected before approval, with a reason the customer can act on.
 type Evaluator struct {
@@ -81,6 +83,9 @@ func (e *Evaluator) resolve(ctx context.Context, spec *ClusterSpec) (map[string]
 	return out, nil
 }
 
+// maxClusterName leaves room in a 63-character DNS label for "-server-NNN".
+const maxClusterName = 50
+
 // Totals are what a cluster asks of its tenant.
 type Totals struct {
 	VCPUs  int
@@ -91,8 +96,8 @@ type Totals struct {
 // Check judges a parsed spec against the settings and the resolved flavors; every failure is
 // a failure.Errorf whose message is fit for the customer.
 func Check(s *Settings, spec *ClusterSpec, flavors map[string]Flavor) error {
-	if !dnsLabelRe.MatchString(spec.Name) {
-		return failure.Errorf("cluster name %q must be a DNS label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", spec.Name)
+	if !dnsLabelRe.MatchString(spec.Name) || len(spec.Name) > maxClusterName {
+		return failure.Errorf("cluster name %q must be a DNS label of at most %d characters (node names add -server-N): lower-case letters, digits and '-', starting and ending with a letter or digit", spec.Name, maxClusterName)
 	}
 	if !validServerCount(spec.Servers) {
 		return failure.Errorf("a cluster needs 1, 3 or 5 server nodes (etcd keeps quorum only with an odd count), not %d", spec.Servers)
@@ -128,8 +133,8 @@ func checkRole(s *Settings, spec *ClusterSpec, role Role, flavors map[string]Fla
 			return failure.Errorf("flavor %q is not offered here (allowed: %s)", f.Name, s.FlavorsRegex)
 		}
 		if f.VCPUs < req.CPU || f.RAMMB < req.RAMMB {
-			return failure.Errorf("flavor %q (%d vCPU, %d MB RAM) is too small for a %s node, which needs at least %d vCPU and %d MB RAM",
-				f.Name, f.VCPUs, f.RAMMB, role, req.CPU, req.RAMMB)
+			return failure.Errorf("flavor %q (%d vCPU, %d MB RAM) is too small for %s node, which needs at least %d vCPU and %d MB RAM",
+				f.Name, f.VCPUs, f.RAMMB, map[Role]string{RoleServer: "a server", RoleAgent: "an agent"}[role], req.CPU, req.RAMMB)
 		}
 		if sv := n.SystemVolume.SizeGB; sv != 0 && sv < s.SystemVolumeMinSizeGB {
 			return failure.Errorf("the system volume of a %s node needs at least %d GB, not %d", role, s.SystemVolumeMinSizeGB, sv)
