@@ -19,6 +19,9 @@
 //   - inventory.go: how the planner's inventory (role, initial|joining, stage, index, join
 //     target) is written to OpenStack server metadata and tags and to Rancher node labels, so
 //     the agent keeps no private database: every pass re-derives the plan from what it observes;
+//   - observe.go: Nova servers and Rancher nodes joined by name into the planner's nodes, with
+//     duplicate VMs of one node (a retried create) set aside for deletion and broken inventory
+//     refused;
 //   - cloudinit.go: the node's cloud-init, a text/template a site may replace, for both
 //     bootstrap modes (Rancher system-agent or plain RKE2), each reading its token from Vault
 //     with a single-use AppRole secret id.
