@@ -136,8 +136,11 @@ func (n *NodeConfig) kind() string {
 }
 
 var (
-	nameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	urlRe  = regexp.MustCompile(`^https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9._~/-]*)?$`)
+	nameRe      = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	vaultPathRe = regexp.MustCompile(`^[A-Za-z0-9_-]+(/[A-Za-z0-9_.-]+)*$`)
+	labelRe     = regexp.MustCompile(`^[A-Za-z0-9._/-]*$`)
+	deviceRe    = regexp.MustCompile(`^/dev/[a-z]{2,4}[b-z]$`)
+	urlRe       = regexp.MustCompile(`^https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9._~/-]*)?$`)
 )
 
 // check refuses data that would make a broken or unsafe node configuration.
@@ -155,6 +158,8 @@ func (n *NodeConfig) check() error {
 		return fmt.Errorf("vault address %q is not an http(s) URL", n.VaultAddr)
 	case n.VaultRoleID == "" || n.VaultSecretID.IsZero() || n.VaultKVDataPath == "" || n.VaultAppRoleMount == "":
 		return fmt.Errorf("vault role id, secret id, approle mount and token path are required")
+	case !vaultPathRe.MatchString(n.VaultAppRoleMount) || !vaultPathRe.MatchString(n.VaultKVDataPath):
+		return fmt.Errorf("vault approle mount %q and token path %q must be plain paths", n.VaultAppRoleMount, n.VaultKVDataPath)
 	case n.Bootstrap == BootstrapRancher && !urlRe.MatchString(n.RancherURL):
 		return fmt.Errorf("rancher URL %q is not an http(s) URL", n.RancherURL)
 	case n.Bootstrap == BootstrapRKE2 && !urlRe.MatchString(n.RKE2InstallURL):
@@ -163,6 +168,21 @@ func (n *NodeConfig) check() error {
 		return fmt.Errorf("the initial server has no server URL and every joining node has one (got %q)", n.ServerURL)
 	case n.Bootstrap == BootstrapRKE2 && n.ServerURL != "" && (!urlRe.MatchString(n.ServerURL) || !strings.HasSuffix(n.ServerURL, ":9345")):
 		return fmt.Errorf("server URL %q must point at the supervisor port 9345", n.ServerURL)
+	}
+	return n.checkPlain()
+}
+
+// checkPlain refuses labels and disks that a template inserts unquoted.
+func (n *NodeConfig) checkPlain() error {
+	for k, v := range n.Labels {
+		if !labelRe.MatchString(k) || !labelRe.MatchString(v) {
+			return fmt.Errorf("node label %q=%q has characters a label cannot have", k, v)
+		}
+	}
+	for _, d := range n.Disks {
+		if !deviceRe.MatchString(d.Device) || !filesystemRe.MatchString(d.Filesystem) || !mountPointRe.MatchString(d.MountPoint) {
+			return fmt.Errorf("data disk %q (%q at %q) is not a device, filesystem and absolute mount point", d.Device, d.Filesystem, d.MountPoint)
+		}
 	}
 	return nil
 }

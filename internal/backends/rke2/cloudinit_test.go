@@ -196,6 +196,21 @@ func TestCloudInitRefusesBadNodes(t *testing.T) {
 			return c
 		}(),
 		"shell injection in addr": NewNodeConfig(s, spec, "prod-server-1", joining, creds, "10.0.0.1';reboot;'"),
+		"bad label": func() NodeConfig {
+			c := NewNodeConfig(s, spec, "prod-server-1", joining, creds, "10.0.0.1")
+			c.Labels["x"] = `a"b`
+			return c
+		}(),
+		"bad mount": func() NodeConfig {
+			c := NewNodeConfig(s, spec, "prod-server-1", joining, creds, "10.0.0.1")
+			c.Disks[0].MountPoint = "/a b"
+			return c
+		}(),
+		"bad kv path": func() NodeConfig {
+			c := NewNodeConfig(s, spec, "prod-server-1", joining, creds, "10.0.0.1")
+			c.VaultKVDataPath = "secret/$(id)"
+			return c
+		}(),
 	}
 	for name, cfg := range cases {
 		if _, err := s.CloudInit().Render(cfg); err == nil {

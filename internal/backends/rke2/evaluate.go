@@ -34,7 +34,16 @@ type Evaluator struct {
 // Evaluate implements backends.OrderEvaluator. Create and Update orders are parsed and checked;
 // a Nova failure leaves the order pending (the error is returned), never rejected.
 func (e *Evaluator) Evaluate(ctx context.Context, review backends.OrderReview) (backends.Decision, string, error) {
-	if review.Type != "Create" && review.Type != "Update" {
+	switch review.Type {
+	case "Create":
+	case "Update":
+		// An Update order carries the new limits, not the creation attributes: judge the counts.
+		if err := checkLimitCounts(e.Settings, review.Resource.Limits); err != nil {
+			msg, _ := failure.PublicMessage(err)
+			return backends.Reject, msg, nil
+		}
+		return backends.Accept, "", nil
+	default:
 		return backends.Accept, "", nil
 	}
 	spec, err := ParseSpec(e.Settings, review.Resource)
@@ -53,6 +62,22 @@ func (e *Evaluator) Evaluate(ctx context.Context, review backends.OrderReview) (
 		return backends.Reject, msg, nil
 	}
 	return backends.Accept, "", nil
+}
+
+// checkLimitCounts judges the node counts an Update order asks for. Flavor sizes and tenant
+// totals of a scaled cluster are checked by the backend against the cluster it finds.
+func checkLimitCounts(s *Settings, limits backends.Quantities) error {
+	if v, ok := limits[s.ServerNodesComponent]; ok {
+		if n, ok := toInt(v); !ok || !validServerCount(n) {
+			return failure.Errorf("a cluster needs 1, 3 or 5 server nodes (etcd keeps quorum only with an odd count), not %v", v)
+		}
+	}
+	if v, ok := limits[s.AgentNodesComponent]; ok {
+		if n, ok := toInt(v); !ok || n < 1 {
+			return failure.Errorf("a cluster needs at least one agent (worker) node, not %v", v)
+		}
+	}
+	return nil
 }
 
 // resolve looks up every flavor the spec names. Unknown flavors become public errors.

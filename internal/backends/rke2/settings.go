@@ -167,8 +167,15 @@ func (s *Settings) applyDefaults() {
 		s.KeycloakSyncFrequency = 15
 	}
 	req := map[string]Requirement{RoleServer.String(): {CPU: 2, RAMMB: 4096}, RoleAgent.String(): {CPU: 1, RAMMB: 1024}}
-	for k, v := range s.RoleRequirements {
-		req[k] = v
+	for k, v := range s.RoleRequirements { // per field: a role given only cpu keeps its RAM minimum
+		d := req[k]
+		if v.CPU != 0 {
+			d.CPU = v.CPU
+		}
+		if v.RAMMB != 0 {
+			d.RAMMB = v.RAMMB
+		}
+		req[k] = d
 	}
 	s.RoleRequirements = req
 }

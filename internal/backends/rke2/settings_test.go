@@ -120,3 +120,16 @@ func TestDecodeSettingsSelfManagedNeedsNoServerFlavor(t *testing.T) {
 		t.Fatalf("%+v %v", s, err)
 	}
 }
+
+func TestRoleRequirementsMergePerField(t *testing.T) {
+	s, _, err := DecodeSettings(with(baseSettings(), "role_requirements", map[string]any{"server": map[string]any{"cpu": 4}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.RoleRequirements["server"]; r.CPU != 4 || r.RAMMB != 4096 {
+		t.Errorf("server requirement %+v, want cpu 4 and the default 4096 MB", r)
+	}
+	if r := s.RoleRequirements["agent"]; r.CPU != 1 || r.RAMMB != 1024 {
+		t.Errorf("agent requirement %+v", r)
+	}
+}
