@@ -240,6 +240,9 @@ func (p *pass) create(r Role, initial bool, join string) {
 		idx++
 	}
 	p.taken[r][idx] = true
+	if join != "" {
+		p.attached[join] = true // a server a new node joins through is not removed in this pass
+	}
 	inv := Inventory{Cluster: p.d.Cluster, Role: r, Initial: initial, Stage: StageInstall, Index: idx, Join: join}
 	name := NodeName(p.d.Name, r, idx)
 	reason := "initial server"

@@ -48,16 +48,18 @@ func summary(p Plan) string {
 	return strings.Join(parts, ", ")
 }
 
-func TestPlanPassStages(t *testing.T) {
+type stageCase struct {
+	name    string
+	d       Desired
+	nodes   []Node
+	want    string
+	refused string
+	done    bool
+}
+
+func stageCases() []stageCase {
 	d33 := Desired{Cluster: testCluster, Name: "c", Servers: 3, Agents: 2}
-	cases := []struct {
-		name    string
-		d       Desired
-		nodes   []Node
-		want    string
-		refused string
-		done    bool
-	}{
+	return []stageCase{
 		{"empty cluster: the initial server alone", d33, nil, "create c-server-0", "", false},
 		{"initial server building: wait", d33, []Node{node("s0", "build")}, "", "", false},
 		{"initial server registering: still wait", d33, []Node{node("s0", "reg")}, "", "", false},
@@ -90,13 +92,20 @@ func TestPlanPassStages(t *testing.T) {
 			[]Node{node("s0", "ok"), node("s1", "ok"), node("s2", "reg", joins("c-server-9"))}, "replace c-server-2", "", false},
 		{"the initial server gone: join through the lowest ready one", d33,
 			[]Node{node("s1", "ok"), node("s2", "ok")}, "create c-server-0→c-server-1", "", false},
+		{"agents added and a server removed in one pass: never the new agents' join server",
+			Desired{Cluster: testCluster, Name: "c", Servers: 1, Agents: 3},
+			[]Node{node("s1", "ok"), node("s2", "ok"), node("a0", "ok")},
+			"create c-agent-1→c-server-1, create c-agent-2→c-server-1, remove c-server-2", "", false},
 		{"control plane lost", d33, []Node{node("a0", "ok")}, "", "control plane is lost", false},
 		{"even server count refused", Desired{Cluster: testCluster, Name: "c", Servers: 2, Agents: 1}, nil, "", "1, 3 or 5 servers", false},
 		{"no agents refused", Desired{Cluster: testCluster, Name: "c", Servers: 1, Agents: 0}, nil, "", "at least one agent", false},
 		{"a stopped agent is reported, not removed", d33,
 			[]Node{node("s0", "ok"), node("s1", "ok"), node("s2", "ok"), node("a0", "off"), node("a1", "ok")}, "", "c-agent-0 (VM SHUTOFF) has failed", false},
 	}
-	for _, tc := range cases {
+}
+
+func TestPlanPassStages(t *testing.T) {
+	for _, tc := range stageCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			p := PlanPass(tc.d, tc.nodes)
 			if got := summary(p); got != tc.want {

@@ -69,6 +69,11 @@ func (w *world) remove(a Action) {
 		if len(all) <= 1 {
 			w.fatalf("remove the last server %s", a.Node)
 		}
+		for _, o := range w.nodes {
+			if o.inv.Join == a.Node && o.vm != "" && (o.rancher == "" || o.rancher == "registering") {
+				w.fatalf("remove server %s while %s is still joining through it", a.Node, o.name)
+			}
+		}
 	}
 	n.removing = true
 	n.drain = w.rng.IntN(3)
