@@ -52,7 +52,7 @@ type NodeConfig struct {
 	VaultTLSSkipVerify bool
 	VaultAppRoleMount  string
 	VaultRoleID        string
-	VaultSecretID      secret.Secret // single use; removed from the node after login
+	VaultSecretID      secret.Secret // single use; removed from the node after login; the caller Forgets it once the VM exists
 	VaultKVDataPath    string        // KV v2 API path of the token, e.g. secret/data/rancher/cluster-<uuid>
 
 	// rancher bootstrap
@@ -120,7 +120,9 @@ func ParseCloudInit(source, text string) (*CloudInit, error) {
 		return nil, err
 	}
 	c := &CloudInit{tmpl: t, source: source}
-	for _, cfg := range sampleConfigs() {
+	sid := secret.New("sample-secret-id-for-template-check") // a placeholder, not a credential
+	defer sid.Forget()
+	for _, cfg := range sampleConfigs(sid) {
 		if _, err := c.Render(cfg); err != nil {
 			return nil, fmt.Errorf("does not render for a %s %s node (%s bootstrap): %w", cfg.kind(), cfg.Role, cfg.Bootstrap, err)
 		}
@@ -215,7 +217,7 @@ func (c *CloudInit) Render(cfg NodeConfig) (UserData, error) {
 }
 
 // sampleConfigs are the node kinds every template must render.
-func sampleConfigs() []NodeConfig {
+func sampleConfigs(sid secret.Secret) []NodeConfig {
 	base := NodeConfig{ClusterName: "sample", Bootstrap: BootstrapRancher, K8sVersion: DefaultK8sVersion, DataDir: StorageMountPoint,
 		VaultAddr: "https://vault.example.com:8200", VaultAppRoleMount: "approle", VaultRoleID: "role-id",
 		VaultSecretID: secret.Secret{}, VaultKVDataPath: "secret/data/rancher/cluster-sample",
@@ -231,7 +233,7 @@ func sampleConfigs() []NodeConfig {
 			c := base
 			c.Bootstrap, c.Role, c.Initial = mode, k.role, k.initial
 			c.NodeName = "sample-" + k.role
-			c.VaultSecretID = secret.New("sample-secret-id-for-template-check") // a placeholder, not a credential
+			c.VaultSecretID = sid
 			if !k.initial && mode == BootstrapRKE2 {
 				c.ServerURL = "https://192.0.2.10:9345"
 			}

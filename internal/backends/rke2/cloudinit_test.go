@@ -275,3 +275,17 @@ func TestCustomTemplate(t *testing.T) {
 		t.Errorf("broken YAML accepted: %v", err)
 	}
 }
+
+// TestParseCloudInitLeavesNoSecrets: checking a template registers its placeholder secret id
+// with the scrubber only while it runs.
+func TestParseCloudInitLeavesNoSecrets(t *testing.T) {
+	before := secret.Registered()
+	for range 3 {
+		if _, err := ParseCloudInit("built-in", defaultTemplate); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := secret.Registered(); after != before {
+		t.Errorf("scrubber holds %d values after parsing, %d before", after, before)
+	}
+}
