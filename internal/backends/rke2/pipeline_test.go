@@ -52,6 +52,7 @@ func runPipeline(t *testing.T, s *Settings, spec *ClusterSpec) {
 			t.Fatal(err)
 		}
 		p := PlanPass(d, obs.Nodes)
+		checkStrayBlind(t, d, servers, rnodes, p)
 		if p.Done {
 			w.checkFinal(d)
 			if len(addr) != d.Servers+d.Agents {
@@ -88,5 +89,26 @@ func renderFor(t *testing.T, s *Settings, spec *ClusterSpec, a Action, joinAddr 
 		t.Errorf("%s: the initial server must not have server:", a.Node)
 	case s.Bootstrap == BootstrapRKE2 && !a.Inventory.Initial && (joinAddr == "" || !hasServer):
 		t.Errorf("%s: joins through %s but its config does not point at %q", a.Node, a.Inventory.Join, joinAddr)
+	}
+}
+
+// checkStrayBlind: a duplicate VM of an existing node (a create retried after a lost answer)
+// is set aside by Observe and changes nothing in the plan.
+func checkStrayBlind(t *testing.T, d Desired, servers []ServerView, rnodes []RancherNodeView, want Plan) {
+	t.Helper()
+	if len(servers) == 0 {
+		return
+	}
+	dup := servers[0]
+	dup.ID, dup.Status = "vm-duplicate", "BUILD"
+	obs, err := Observe(testCluster, append(append([]ServerView(nil), servers...), dup), rnodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs.Strays) != 1 || obs.Strays[0].Name != dup.Name {
+		t.Fatalf("strays %+v, want the duplicate of %s", obs.Strays, dup.Name)
+	}
+	if got := PlanPass(d, obs.Nodes); summary(got) != summary(want) {
+		t.Fatalf("a duplicate VM changed the plan: %q, want %q", summary(got), summary(want))
 	}
 }

@@ -12,7 +12,8 @@ const testCluster = "0123456789abcdef0123456789abcdef"
 // (no agent before a server is ready, no joining server before the initial one, joining only
 // through a ready staying server, one server removal at a time, only while every server is
 // ready); quorum is checked after every step; and every run must converge to the last
-// requested counts once faults stop.
+// requested counts once faults stop. In half the runs the agent "dies" part-way through a
+// pass (only a prefix of the actions happens) and the next pass must carry on safely.
 func TestPlannerConverges(t *testing.T) {
 	runs := 400
 	if testing.Short() {
@@ -29,6 +30,7 @@ func randomDesired(w *world) Desired {
 
 func runWorld(t *testing.T, seed uint64) {
 	w := newWorld(t, seed)
+	w.crashes = seed%2 == 1 // half the runs lose the rest of a pass now and then
 	d := randomDesired(w)
 	const chaos, limit = 120, 600
 	for step := range limit {

@@ -4,7 +4,12 @@ package rke2
 // each action is taken.
 func (w *world) apply(p Plan) {
 	w.t.Helper()
-	for _, a := range p.Actions {
+	actions := p.Actions
+	if w.crashes && len(actions) > 0 && w.rng.IntN(6) == 0 { // the agent dies part-way through the pass
+		actions = actions[:w.rng.IntN(len(actions))]
+		w.note("crash after %d of %d actions", len(actions), len(p.Actions))
+	}
+	for _, a := range actions {
 		w.note("action %s %s (%s) join=%q", a.Kind, a.Node, a.Reason, a.Inventory.Join)
 		switch a.Kind {
 		case Create:

@@ -16,6 +16,7 @@ type world struct {
 	rng          *rand.Rand
 	nodes        map[string]*wnode
 	failuresLeft int
+	crashes      bool     // apply only a prefix of a plan's actions now and then
 	log          []string // recent events, printed on failure
 }
 
