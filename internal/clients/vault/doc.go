@@ -3,6 +3,9 @@
 // (version 1 or 2, detected per mount the way the vault CLI does, through
 // sys/internal/ui/mounts/<path>).
 //
+// Admin (admin.go) adds what a backend needs to hand out bootstrap credentials with an
+// operator token: ACL policies, AppRoles, role ids and fresh secret ids, and the auth mount list.
+//
 // Both are built from the configuration's top-level `vault` section:
 //
 //	vault:

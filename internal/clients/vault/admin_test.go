@@ -1,0 +1,130 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/vault/api"
+
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/sim/vaultsim"
+)
+
+func newAdmin(t *testing.T) (*Admin, *vaultsim.Server, string) {
+	t.Helper()
+	sim := vaultsim.New("admin-root-token", nil)
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	a, err := NewAdminFromConfig(Config{Address: srv.URL, Timeout: 5 * time.Second, MaxRetries: 0,
+		Auth: AuthConfig{Method: MethodToken, Token: secret.New("admin-root-token")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, sim, srv.URL
+}
+
+// TestAdminAppRoleLifecycle: policy, AppRole and secret made by the Admin; a node logs in with
+// the role id and a fresh secret id, reads the secret once; the secret id is refused the second
+// time; cleanup removes everything and is idempotent.
+func TestAdminAppRoleLifecycle(t *testing.T) {
+	ctx := context.Background()
+	a, sim, addr := newAdmin(t)
+	rules := `{"path": {"secret/data/rancher/cluster-u": {"capabilities": ["read"]}}}`
+	if err := a.PutPolicy(ctx, "rancher-provisioning-policy-u", rules); err != nil {
+		t.Fatal(err)
+	}
+	role := AppRole{TokenPolicies: []string{"rancher-provisioning-policy-u"}, SecretIDTTL: "60m", SecretIDNumUses: 1, TokenNumUses: 1, TokenTTL: "60m", TokenMaxTTL: "60m"}
+	for range 2 { // idempotent
+		if err := a.PutAppRole(ctx, "approle", "rancher-provisioning-role-u", role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Put(ctx, "secret/rancher/cluster-u", map[string]string{"token": "registration-token"}); err != nil {
+		t.Fatal(err)
+	}
+	roleID, err := a.RoleID(ctx, "approle", "rancher-provisioning-role-u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid, err := a.NewSecretID(ctx, "approle", "rancher-provisioning-role-u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sid.Forget()
+	if strings.Contains(fmt.Sprint(sid), sid.Reveal()) {
+		t.Fatal("a secret id prints")
+	}
+	node := nodeClient(t, addr)
+	login := map[string]any{"role_id": roleID, "secret_id": sid.Reveal()}
+	sec, err := node.Logical().Write("auth/approle/login", login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.SetToken(sec.Auth.ClientToken)
+	kv, err := node.Logical().Read("secret/data/rancher/cluster-u")
+	if err != nil || kv.Data["data"].(map[string]any)["token"] != "registration-token" {
+		t.Fatalf("node read: %v %+v", err, kv)
+	}
+	node.ClearToken()
+	if _, err := node.Logical().Write("auth/approle/login", login); err == nil {
+		t.Fatal("the single-use secret id was accepted twice")
+	}
+	mounts, err := a.AuthMounts(ctx)
+	if err != nil || mounts["approle/"] != "approle" {
+		t.Errorf("auth mounts %v %v", mounts, err)
+	}
+	for range 2 { // cleanup, twice
+		if err := a.DeletePolicy(ctx, "rancher-provisioning-policy-u"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.DeleteAppRole(ctx, "approle", "rancher-provisioning-role-u"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Delete(ctx, "secret/rancher/cluster-u"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sim.Policy("rancher-provisioning-policy-u") || sim.Role("approle/rancher-provisioning-role-u") || sim.Secret("secret/rancher/cluster-u") != nil {
+		t.Error("objects left after cleanup")
+	}
+	if _, err := a.RoleID(ctx, "approle", "rancher-provisioning-role-u"); !errors.Is(err, failure.ErrNotFound) {
+		t.Errorf("role id of a deleted role: %v", err)
+	}
+}
+
+func nodeClient(t *testing.T, addr string) *api.Client {
+	t.Helper()
+	cfg := api.DefaultConfig()
+	cfg.Address, cfg.MaxRetries = addr, 0
+	c, err := api.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ClearToken()
+	return c
+}
+
+func TestAdminRefusesBadNamesAndReportsDenials(t *testing.T) {
+	ctx := context.Background()
+	a, _, addr := newAdmin(t)
+	if err := a.PutPolicy(ctx, "../sys", "{}"); err == nil {
+		t.Error("a path-like policy name was accepted")
+	}
+	if err := a.PutAppRole(ctx, "approle", "a role", AppRole{}); err == nil {
+		t.Error("a role name with a space was accepted")
+	}
+	weak, err := NewAdminFromConfig(Config{Address: addr, Timeout: 5 * time.Second, Auth: AuthConfig{Method: MethodToken, Token: secret.New("not-a-valid-token")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = weak.PutPolicy(ctx, "p", `{"path": {"x": {"capabilities": ["read"]}}}`)
+	if err == nil || !strings.Contains(err.Error(), "writing policy p") || !strings.Contains(err.Error(), "403") || strings.Contains(err.Error(), "not-a-valid-token") {
+		t.Errorf("denied write: %v", err)
+	}
+}
