@@ -22,6 +22,9 @@
 //   - observe.go: Nova servers and Rancher nodes joined by name into the planner's nodes, with
 //     duplicate VMs of one node (a retried create) set aside for deletion and broken inventory
 //     refused;
+//   - vault.go: the cluster's Vault objects (policy, AppRole with single-use 60-minute secret
+//     ids and tokens, the KV v2 token secret), per-node credentials, cleanup and the diagnostics
+//     line, on the shared Vault client (clients/vault Admin);
 //   - cloudinit.go: the node's cloud-init, a text/template a site may replace, for both
 //     bootstrap modes (Rancher system-agent or plain RKE2), each reading its token from Vault
 //     with a single-use AppRole secret id.
@@ -33,8 +36,9 @@
 // Nova ERROR is deleted and replaced; a node still joining through a server that has gone is
 // replaced rather than left hanging.
 //
-// The package never sees Waldur types, never logs or returns a secret id, token or rendered
-// user data in clear (UserData and secret.Secret print redacted), and makes no network call.
-// The infrastructure (gophercloud, reusing the openstack backend's tenant code), Rancher v1
-// provisioning, Vault AppRole objects and the registry entry come next; docs/rke2.md lists them.
+// The package never sees Waldur types and never logs or returns a secret id, token or rendered
+// user data in clear (UserData and secret.Secret print redacted); only ClusterVault talks to a
+// server. The infrastructure (gophercloud, reusing the openstack backend's tenant code),
+// Rancher v1 provisioning, the executor and the registry entry come next; docs/rke2.md lists
+// them.
 package rke2

@@ -1,0 +1,101 @@
+package rke2
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/clients/vault"
+	"github.com/waldur/site-agent/internal/secret"
+)
+
+// ClusterVault keeps a cluster's bootstrap objects in Vault (spec/rancher.md §5.3): a policy
+// that may read one KV v2 secret, an AppRole whose secret ids and tokens are single use and
+// live 60 minutes, and the secret holding the cluster's token (Rancher registration token or
+// RKE2 join token). Every VM gets the role id and a fresh secret id.
+type ClusterVault struct {
+	admin        *vault.Admin
+	kvMount      string
+	approleMount string
+}
+
+// bootstrapTTL bounds secret ids and the tokens they log in to.
+const bootstrapTTL = "60m"
+
+// NewClusterVault connects to the settings' Vault (no network call yet).
+func NewClusterVault(s *Settings) (*ClusterVault, error) {
+	a, err := vault.NewAdminFromConfig(vault.Config{Address: s.VaultAddr(), TLSSkipVerify: !*s.VaultTLSVerify,
+		Timeout: 30 * time.Second, MaxRetries: 3, Auth: vault.AuthConfig{Method: vault.MethodToken, Token: s.VaultToken}})
+	if err != nil {
+		return nil, fmt.Errorf("backend_settings.vault_host: %w", err)
+	}
+	return &ClusterVault{admin: a, kvMount: s.VaultKVMount, approleMount: s.VaultAppRoleMount}, nil
+}
+
+func (v *ClusterVault) secretPath(cluster string) string {
+	return v.kvMount + "/" + VaultSecretPath(cluster)
+}
+
+// Ensure writes the cluster's policy, AppRole and token secret (idempotent: each is replaced).
+func (v *ClusterVault) Ensure(ctx context.Context, cluster string, token secret.Secret) error {
+	if !clusterIDRe.MatchString(cluster) {
+		return fmt.Errorf("vault objects for cluster %q: want the resource UUID as 32 hex digits", cluster)
+	}
+	rules, _ := json.Marshal(map[string]any{"path": map[string]any{
+		v.kvMount + "/data/" + VaultSecretPath(cluster): map[string]any{"capabilities": []string{"read"}}}})
+	if err := v.admin.PutPolicy(ctx, VaultPolicyName(cluster), string(rules)); err != nil {
+		return err
+	}
+	role := vault.AppRole{TokenPolicies: []string{VaultPolicyName(cluster)}, SecretIDTTL: bootstrapTTL, SecretIDNumUses: 1,
+		TokenNumUses: 1, TokenTTL: bootstrapTTL, TokenMaxTTL: bootstrapTTL}
+	if err := v.admin.PutAppRole(ctx, v.approleMount, VaultRoleName(cluster), role); err != nil {
+		return err
+	}
+	return v.admin.Put(ctx, v.secretPath(cluster), map[string]string{"token": token.Reveal()})
+}
+
+// NodeCredentials returns the role id and a fresh single-use secret id for one VM. The caller
+// puts them into the VM's cloud-init and Forgets the secret id once the VM is created.
+func (v *ClusterVault) NodeCredentials(ctx context.Context, cluster string) (VaultCredentials, error) {
+	roleID, err := v.admin.RoleID(ctx, v.approleMount, VaultRoleName(cluster))
+	if err != nil {
+		return VaultCredentials{}, err
+	}
+	sid, err := v.admin.NewSecretID(ctx, v.approleMount, VaultRoleName(cluster))
+	if err != nil {
+		return VaultCredentials{}, err
+	}
+	return VaultCredentials{RoleID: roleID, SecretID: sid}, nil
+}
+
+// Remove deletes the cluster's AppRole (and its secret ids), policy and token secret (every
+// version); absent objects are fine, so it can run on every pass after the nodes registered.
+func (v *ClusterVault) Remove(ctx context.Context, cluster string) error {
+	if err := v.admin.DeleteAppRole(ctx, v.approleMount, VaultRoleName(cluster)); err != nil {
+		return err
+	}
+	if err := v.admin.DeletePolicy(ctx, VaultPolicyName(cluster)); err != nil {
+		return err
+	}
+	return v.admin.Delete(ctx, v.secretPath(cluster))
+}
+
+// Check is the diagnostics line: the AppRole auth method is enabled at the configured mount.
+func (v *ClusterVault) Check(ctx context.Context) backends.Check {
+	c := backends.Check{Name: "vault approle"}
+	mounts, err := v.admin.AuthMounts(ctx)
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	typ, ok := mounts[strings.TrimSuffix(v.approleMount, "/")+"/"]
+	if !ok || typ != "approle" {
+		c.Detail = fmt.Sprintf("no AppRole auth method at auth/%s (vault auth enable -path=%s approle)", v.approleMount, v.approleMount)
+		return c
+	}
+	c.OK, c.Detail = true, "AppRole auth method at auth/"+v.approleMount
+	return c
+}

@@ -1,0 +1,150 @@
+package rke2
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/sim/vaultsim"
+)
+
+func vaultWorld(t *testing.T, kv ...any) (*Settings, *vaultsim.Server, *http.Client) {
+	t.Helper()
+	sim := vaultsim.New("hvs.vault-root-token", nil)
+	srv := httptest.NewTLSServer(sim)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	host, port, _ := strings.Cut(u.Host, ":")
+	var p int
+	fmt.Sscanf(port, "%d", &p)
+	s := goldenSettings(t, append([]any{"vault_host", host, "vault_port", p, "vault_tls_verify", false}, kv...)...)
+	return s, sim, srv.Client()
+}
+
+// TestClusterVaultBootstrap: the backend's Vault objects let a node do exactly what its
+// cloud-init does — log in with the role id and its single-use secret id, read the token —
+// once; cleanup removes everything.
+func TestClusterVaultBootstrap(t *testing.T) {
+	ctx := context.Background()
+	s, sim, hc := vaultWorld(t, "bootstrap", "rke2")
+	cv, err := NewClusterVault(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	join := secret.New("K10-join-token-for-the-cluster")
+	for range 2 { // idempotent
+		if err := cv.Ensure(ctx, testCluster, join); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := cv.Check(ctx); !c.OK {
+		t.Fatalf("check: %+v", c)
+	}
+	spec := goldenSpec(t, s)
+	inv := Inventory{Cluster: testCluster, Role: RoleAgent, Stage: StageInstall, Join: "prod-server-0"}
+	creds, err := cv.NodeCredentials(ctx, testCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer creds.SecretID.Forget()
+	ud, err := s.CloudInit().Render(NewNodeConfig(s, spec, "prod-agent-0", inv, creds, "10.0.0.11"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := emulateNode(hc, s.VaultAddr(), ud.Bytes())
+	if err != nil || got != join.Reveal() {
+		t.Fatalf("the node read %q, %v; want the join token", got, err)
+	}
+	if _, err := emulateNode(hc, s.VaultAddr(), ud.Bytes()); err == nil || !strings.Contains(err.Error(), "login") {
+		t.Fatalf("the same user data worked twice: %v", err)
+	}
+	if err := cv.Remove(ctx, testCluster); err != nil {
+		t.Fatal(err)
+	}
+	if err := cv.Remove(ctx, testCluster); err != nil {
+		t.Fatal(err)
+	}
+	if sim.Policy(VaultPolicyName(testCluster)) || sim.Role("approle/"+VaultRoleName(testCluster)) || sim.Secret("secret/"+VaultSecretPath(testCluster)) != nil {
+		t.Error("vault objects left after Remove")
+	}
+	if _, err := cv.NodeCredentials(ctx, testCluster); err == nil {
+		t.Error("credentials issued after Remove")
+	}
+}
+
+func TestClusterVaultCheckNamesTheMount(t *testing.T) {
+	s, _, _ := vaultWorld(t, "vault_approle_mount", "nodes")
+	cv, err := NewClusterVault(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cv.Check(context.Background()); c.OK || !strings.Contains(c.Detail, "auth/nodes") {
+		t.Errorf("check %+v, want a failure naming auth/nodes", c)
+	}
+	if err := cv.Ensure(context.Background(), "not-a-uuid", secret.New("x")); err == nil {
+		t.Error("a malformed cluster id was accepted")
+	}
+}
+
+// emulateNode does what the built-in cloud-init's script does, over HTTP: read the credential
+// files, log in through the AppRole mount, read the token from the KV path.
+func emulateNode(hc *http.Client, vaultAddr string, userData []byte) (string, error) {
+	var doc struct {
+		WriteFiles []struct{ Path, Content string } `yaml:"write_files"`
+	}
+	if err := yaml.Unmarshal(userData, &doc); err != nil {
+		return "", err
+	}
+	files := map[string]string{}
+	for _, f := range doc.WriteFiles {
+		files[f.Path] = f.Content
+	}
+	script := files["/usr/local/sbin/site-agent-node-bootstrap"]
+	loginPath := regexp.MustCompile(`"\$VAULT_ADDR(/v1/auth/[^"]+/login)"`).FindStringSubmatch(script)
+	kvPath := regexp.MustCompile(`"\$VAULT_ADDR(/v1/[^"]+/data/[^"]+)"`).FindStringSubmatch(script)
+	if loginPath == nil || kvPath == nil {
+		return "", fmt.Errorf("no login or KV path in the script")
+	}
+	body, _ := json.Marshal(map[string]string{"role_id": files["/etc/vault/role-id"], "secret_id": files["/etc/vault/secret-id"]})
+	var login struct {
+		Auth struct {
+			ClientToken string `json:"client_token"`
+		}
+	}
+	if err := call(hc, http.MethodPost, vaultAddr+loginPath[1], "", body, &login); err != nil {
+		return "", fmt.Errorf("login: %w", err)
+	}
+	var kv struct {
+		Data struct{ Data map[string]string }
+	}
+	if err := call(hc, http.MethodGet, vaultAddr+kvPath[1], login.Auth.ClientToken, nil, &kv); err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	return kv.Data.Data["token"], nil
+}
+
+func call(hc *http.Client, method, u, token string, body []byte, out any) error {
+	req, _ := http.NewRequest(method, u, bytes.NewReader(body))
+	if token != "" {
+		req.Header.Set("X-Vault-Token", token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
