@@ -14,7 +14,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/sim/simfault"
 	"github.com/waldur/site-agent/internal/sim/vaultsim"
 )
 
@@ -147,4 +149,61 @@ func call(hc *http.Client, method, u, token string, body []byte, out any) error 
 		return fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// TestClusterVaultUnderFaults: with 30 % of Vault's answers failing (5xx, 429, resets, lost
+// responses) every operation either succeeds or fails transiently — the agent's next pass
+// retries it — and the end state is the same: one policy, one role, one secret; the node logs in.
+func TestClusterVaultUnderFaults(t *testing.T) {
+	ctx := context.Background()
+	s, sim, hc := vaultWorld(t)
+	sim.SetFaults(vaultsim.Faults{Rate: 0.3, Seed: 42, Kinds: []simfault.Kind{simfault.Status500, simfault.Status502,
+		simfault.Status503, simfault.Status429, simfault.Reset, simfault.LoseResponse},
+		Operations: []string{"policy.*", "approle.*", "kv.*"}})
+	cv, err := NewClusterVault(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := secret.New("registration-token-under-faults")
+	others := []string{strings.Repeat("1", 32), strings.Repeat("2", 32)}
+	for _, c := range append(others, testCluster) { // several clusters, so that faults surely hit
+		untilDone(t, "ensure", func() error { return cv.Ensure(ctx, c, token) })
+	}
+	var creds VaultCredentials
+	for range 3 { // earlier secret ids stay unused and expire
+		untilDone(t, "credentials", func() error { var err error; creds, err = cv.NodeCredentials(ctx, testCluster); return err })
+		creds.SecretID.Forget()
+	}
+	if n := len(sim.FaultLog()); n < 4 {
+		t.Fatalf("only %d faults injected; the test proves nothing", n)
+	}
+	sim.SetFaults(vaultsim.Faults{})
+	ud, err := s.CloudInit().Render(NewNodeConfig(s, goldenSpec(t, s), "prod-agent-0",
+		Inventory{Cluster: testCluster, Role: RoleAgent, Stage: StageInstall}, creds, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := emulateNode(hc, s.VaultAddr(), ud.Bytes()); err != nil || got != token.Reveal() {
+		t.Fatalf("node read %q, %v", got, err)
+	}
+	sim.SetFaults(vaultsim.Faults{Rate: 0.3, Seed: 7, Operations: []string{"policy.*", "approle.*", "kv.*"}})
+	untilDone(t, "remove", func() error { return cv.Remove(ctx, testCluster) })
+	if sim.Policy(VaultPolicyName(testCluster)) || sim.Role("approle/"+VaultRoleName(testCluster)) || sim.Secret("secret/"+VaultSecretPath(testCluster)) != nil {
+		t.Error("vault objects left after Remove")
+	}
+}
+
+// untilDone retries f like the agent's passes do: only transient failures may happen.
+func untilDone(t *testing.T, what string, f func() error) {
+	t.Helper()
+	for range 20 {
+		err := f()
+		if err == nil {
+			return
+		}
+		if !failure.IsTransient(err) {
+			t.Fatalf("%s: a permanent error under transient faults: %v", what, err)
+		}
+	}
+	t.Fatalf("%s: still failing after 20 passes", what)
 }

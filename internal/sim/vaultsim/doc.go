@@ -11,5 +11,9 @@
 // or its TTL has passed, and counts a token's uses. It is stricter than Vault where that
 // catches bugs: unknown paths are 404, unknown body fields and non-JSON policies 400.
 //
+// Faults (simfault: 500 and 429 as Vault's JSON errors, 502 and 503 as proxy pages,
+// connection resets, and lost responses after the request was applied) are injected per
+// operation name, deterministically from a seed.
+//
 // It is test and demo support: product code must not import it.
 package vaultsim

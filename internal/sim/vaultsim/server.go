@@ -10,10 +10,18 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/waldur/site-agent/internal/sim/simfault"
 )
 
-// Server is the simulator; it is an http.Handler.
+// Faults configures random fault injection (simfault.Config).
+type Faults = simfault.Config
+
+// Server is the simulator; it is an http.Handler. The embedded Injector injects faults by
+// operation name (see opName): "login", "policy.write", "approle.role.write",
+// "approle.role-id", "approle.secret-id", "kv.read", "kv.write", "kv.delete", "sys.mounts", …
 type Server struct {
+	*simfault.Injector
 	mu       sync.Mutex
 	now      func() time.Time
 	root     string
@@ -54,7 +62,7 @@ func New(rootToken string, now func() time.Time) *Server {
 	if now == nil {
 		now = time.Now
 	}
-	return &Server{now: now, root: rootToken, policies: map[string]map[string][]string{}, roles: map[string]*role{},
+	return &Server{Injector: simfault.New(simfault.Profile{}), now: now, root: rootToken, policies: map[string]map[string][]string{}, roles: map[string]*role{},
 		secrets: map[string]*secretID{}, tokens: map[string]*token{rootToken: {root: true}},
 		kv: map[string]map[string]any{}, versions: map[string]int{}, kvMounts: map[string]bool{"secret": true},
 		auth: map[string]bool{"approle": true}, calls: map[string]int{}}
@@ -92,6 +100,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if kind, hit := s.Pick(opName(r.Method, c.path)); hit {
+		if kind.AppliesRequest() {
+			c.w = discardWriter{header: http.Header{}}
+			c.dispatch()
+		}
+		simfault.Write(w, kind, answerFault)
+		return
+	}
+	c.dispatch()
+}
+
+func (c *call) dispatch() {
 	if login, ok := strings.CutSuffix(c.path, "/login"); ok && strings.HasPrefix(login, "auth/") {
 		c.login(strings.TrimPrefix(login, "auth/"))
 		return
@@ -101,6 +121,50 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.route()
 }
+
+// opName names a request for fault injection.
+func opName(method, path string) string {
+	verb := map[string]string{http.MethodGet: "read", http.MethodPost: "write", http.MethodPut: "write", http.MethodDelete: "delete"}[method]
+	parts := strings.Split(path, "/")
+	switch {
+	case strings.HasSuffix(path, "/login"):
+		return "login"
+	case strings.HasPrefix(path, "sys/policies/acl/"), strings.HasPrefix(path, "sys/policy/"):
+		return "policy." + verb
+	case strings.HasPrefix(path, "sys/internal/ui/mounts/"):
+		return "sys.mounts"
+	case path == "sys/auth":
+		return "sys.auth"
+	case path == "auth/token/lookup-self":
+		return "token.lookup-self"
+	case len(parts) == 5 && parts[0] == "auth" && parts[2] == "role":
+		return "approle." + parts[4]
+	case len(parts) == 4 && parts[0] == "auth" && parts[2] == "role":
+		return "approle.role." + verb
+	case len(parts) > 2 && parts[1] == "metadata":
+		return "kv.delete"
+	}
+	return "kv." + verb
+}
+
+// answerFault writes a status fault: Vault's JSON error document for 500 and 429 (its own rate
+// limiter), a proxy page for 502 and 503.
+func answerFault(w http.ResponseWriter, status int) {
+	if status == http.StatusInternalServerError || status == http.StatusTooManyRequests {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"errors":["injected fault"]}`))
+		return
+	}
+	simfault.ProxyPage(w, status)
+}
+
+// discardWriter swallows the answer of a request whose response is lost.
+type discardWriter struct{ header http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.header }
+func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardWriter) WriteHeader(int)             {}
 
 // authenticate checks X-Vault-Token and spends one of its uses.
 func (c *call) authenticate() bool {

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/vault/api"
+
+	"github.com/waldur/site-agent/internal/sim/simfault"
 )
 
 type clock struct {
@@ -175,5 +178,52 @@ func TestCleanupAndStrictness(t *testing.T) {
 		if err := f(); status(err) < 400 {
 			t.Errorf("%s: accepted (%v)", name, err)
 		}
+	}
+}
+
+func TestOpNames(t *testing.T) {
+	cases := map[string]string{
+		"POST auth/approle/login":                  "login",
+		"PUT sys/policies/acl/p":                   "policy.write",
+		"DELETE sys/policy/p":                      "policy.delete",
+		"POST auth/approle/role/r":                 "approle.role.write",
+		"GET auth/approle/role/r/role-id":          "approle.role-id",
+		"POST auth/approle/role/r/secret-id":       "approle.secret-id",
+		"GET secret/data/rancher/cluster-u":        "kv.read",
+		"POST secret/data/rancher/cluster-u":       "kv.write",
+		"DELETE secret/metadata/rancher/cluster-u": "kv.delete",
+		"GET sys/internal/ui/mounts/secret/x":      "sys.mounts",
+		"GET sys/auth":                             "sys.auth",
+		"GET auth/token/lookup-self":               "token.lookup-self",
+	}
+	for req, want := range cases {
+		method, path, _ := strings.Cut(req, " ")
+		if got := opName(method, path); got != want {
+			t.Errorf("%s: %s, want %s", req, got, want)
+		}
+	}
+}
+
+// TestLostResponseIsApplied: a secret id whose answer is lost was issued all the same, and a
+// status fault applies nothing.
+func TestFaultsApplyOrNot(t *testing.T) {
+	sim, root, _ := start(t)
+	setup(t, root)
+	sim.FailNext("approle.secret-id", 1, simfault.LoseResponse)
+	if _, err := root.Logical().Write("auth/approle/role/rr-u/secret-id", nil); err == nil {
+		t.Fatal("a lost response reached the client")
+	}
+	sim.mu.Lock()
+	issued := len(sim.secrets)
+	sim.mu.Unlock()
+	if issued != 1 {
+		t.Errorf("%d secret ids after a lost response, want 1", issued)
+	}
+	sim.FailNext("policy.write", 1, simfault.Status503)
+	if err := root.Sys().PutPolicy("other", `{"path": {"x": {"capabilities": ["read"]}}}`); err == nil {
+		t.Fatal("a 503 reached the client as success")
+	}
+	if sim.Policy("other") {
+		t.Error("a 503 applied the write")
 	}
 }
