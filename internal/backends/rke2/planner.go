@@ -54,6 +54,8 @@ type Plan struct {
 	Refusals []string
 	// Done: the cluster has the desired nodes, all ready, and nothing is in flight.
 	Done bool
+	// ClusterStage is one of the Cluster* stage names.
+	ClusterStage string
 }
 
 // pass holds one planning pass's view of the cluster.
@@ -70,20 +72,37 @@ type pass struct {
 	attached map[string]bool       // servers that a not-yet-ready node joins through
 }
 
+// Stages of a cluster as a whole (seed 002's installation_stage), for logs and metadata.
+const (
+	ClusterInitialServer  = "initial-server"  // the first server is being created or installed
+	ClusterJoiningServers = "joining-servers" // servers are joining one by one
+	ClusterAgents         = "agents"          // agents are being added
+	ClusterScaling        = "scaling"         // removals and repairs
+	ClusterReady          = "ready"           // the desired nodes, all ready
+	ClusterBlocked        = "blocked"         // a refusal stops progress
+)
+
 // PlanPass computes the next actions from the desired counts and the observed nodes. It is a
 // pure function: the same inputs give the same plan, and it can run on every pass.
 func PlanPass(d Desired, observed []Node) Plan {
 	p := newPass(d, observed)
+	p.run()
+	p.plan.ClusterStage = p.clusterStage()
+	return p.plan
+}
+
+func (p *pass) run() {
+	d := p.d
 	if !validServerCount(d.Servers) || d.Agents < 1 {
 		p.refuse(fmt.Sprintf("the cluster must have 1, 3 or 5 servers and at least one agent, not %d and %d", d.Servers, d.Agents))
-		return p.plan
+		return
 	}
 	p.finishLeaving()
 	p.replaceBroken()
 	p.replaceOrphans()
 	p.split()
 	if !p.bootstrap() {
-		return p.plan
+		return
 	}
 	p.growServers()
 	p.growAgents()
@@ -92,7 +111,44 @@ func PlanPass(d Desired, observed []Node) Plan {
 	p.reportNodes()
 	p.plan.Done = len(p.plan.Actions) == 0 && len(p.plan.Waits) == 0 && len(p.plan.Refusals) == 0 &&
 		len(p.servers) == d.Servers && len(p.agents) == d.Agents
-	return p.plan
+}
+
+// clusterStage names where the cluster is after this pass's decisions.
+func (p *pass) clusterStage() string {
+	switch {
+	case p.plan.Done:
+		return ClusterReady
+	case len(p.plan.Refusals) > 0 && len(p.plan.Actions) == 0:
+		return ClusterBlocked
+	}
+	ready, joining, agentsIn := 0, false, false
+	for _, n := range p.servers {
+		if HealthOf(n) == Ready {
+			ready++
+		}
+	}
+	for _, a := range p.plan.Actions {
+		joining = joining || (a.Kind == Create && a.Inventory.Role == RoleServer && !a.Inventory.Initial)
+		agentsIn = agentsIn || (a.Kind == Create && a.Inventory.Role == RoleAgent)
+	}
+	switch {
+	case ready == 0:
+		return ClusterInitialServer
+	case joining || len(p.servers) < p.d.Servers:
+		return ClusterJoiningServers
+	case agentsIn || len(p.agents) < p.d.Agents || p.agentsPending():
+		return ClusterAgents
+	}
+	return ClusterScaling
+}
+
+func (p *pass) agentsPending() bool {
+	for _, n := range p.agents {
+		if HealthOf(n) == Pending {
+			return true
+		}
+	}
+	return false
 }
 
 func newPass(d Desired, observed []Node) *pass {

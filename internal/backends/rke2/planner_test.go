@@ -152,3 +152,31 @@ func BenchmarkPlanPass1000(b *testing.B) {
 		}
 	}
 }
+
+func TestPlanPassClusterStage(t *testing.T) {
+	want := map[string]string{
+		"empty cluster: the initial server alone":             ClusterInitialServer,
+		"initial server registering: still wait":              ClusterInitialServer,
+		"initial ready: one joining server through it":        ClusterJoiningServers,
+		"joining server pending: the next waits, no agents":   ClusterJoiningServers,
+		"control plane ready: all agents":                     ClusterAgents,
+		"all ready: done":                                     ClusterReady,
+		"scale down agents first, servers wait":               ClusterScaling,
+		"a failed server blocks server removal with a reason": ClusterBlocked,
+		"control plane lost":                                  ClusterBlocked,
+		"a broken agent is replaced":                          ClusterAgents,
+	}
+	for _, tc := range stageCases() {
+		w, ok := want[tc.name]
+		if !ok {
+			continue
+		}
+		delete(want, tc.name)
+		if got := PlanPass(tc.d, tc.nodes).ClusterStage; got != w {
+			t.Errorf("%s: stage %q, want %q", tc.name, got, w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("cases not found: %v", want)
+	}
+}
