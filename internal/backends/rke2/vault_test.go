@@ -1,21 +1,17 @@
 package rke2
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/sim/nodeemu"
 	"github.com/waldur/site-agent/internal/sim/simfault"
 	"github.com/waldur/site-agent/internal/sim/vaultsim"
 )
@@ -63,11 +59,11 @@ func TestClusterVaultBootstrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := emulateNode(hc, s.VaultAddr(), ud.Bytes())
+	got, err := bootToken(ctx, hc, s.VaultAddr(), ud)
 	if err != nil || got != join.Reveal() {
 		t.Fatalf("the node read %q, %v; want the join token", got, err)
 	}
-	if _, err := emulateNode(hc, s.VaultAddr(), ud.Bytes()); err == nil || !strings.Contains(err.Error(), "login") {
+	if _, err := bootToken(ctx, hc, s.VaultAddr(), ud); err == nil || !strings.Contains(err.Error(), "login") {
 		t.Fatalf("the same user data worked twice: %v", err)
 	}
 	if err := cv.Remove(ctx, testCluster); err != nil {
@@ -98,57 +94,13 @@ func TestClusterVaultCheckNamesTheMount(t *testing.T) {
 	}
 }
 
-// emulateNode does what the built-in cloud-init's script does, over HTTP: read the credential
-// files, log in through the AppRole mount, read the token from the KV path.
-func emulateNode(hc *http.Client, vaultAddr string, userData []byte) (string, error) {
-	var doc struct {
-		WriteFiles []struct{ Path, Content string } `yaml:"write_files"`
-	}
-	if err := yaml.Unmarshal(userData, &doc); err != nil {
+// bootToken plays the node: parse its user data and fetch the token as its script would.
+func bootToken(ctx context.Context, hc *http.Client, vaultAddr string, ud UserData) (string, error) {
+	b, err := nodeemu.Parse(ud.Bytes())
+	if err != nil {
 		return "", err
 	}
-	files := map[string]string{}
-	for _, f := range doc.WriteFiles {
-		files[f.Path] = f.Content
-	}
-	script := files["/usr/local/sbin/site-agent-node-bootstrap"]
-	loginPath := regexp.MustCompile(`"\$VAULT_ADDR(/v1/auth/[^"]+/login)"`).FindStringSubmatch(script)
-	kvPath := regexp.MustCompile(`"\$VAULT_ADDR(/v1/[^"]+/data/[^"]+)"`).FindStringSubmatch(script)
-	if loginPath == nil || kvPath == nil {
-		return "", fmt.Errorf("no login or KV path in the script")
-	}
-	body, _ := json.Marshal(map[string]string{"role_id": files["/etc/vault/role-id"], "secret_id": files["/etc/vault/secret-id"]})
-	var login struct {
-		Auth struct {
-			ClientToken string `json:"client_token"`
-		}
-	}
-	if err := call(hc, http.MethodPost, vaultAddr+loginPath[1], "", body, &login); err != nil {
-		return "", fmt.Errorf("login: %w", err)
-	}
-	var kv struct {
-		Data struct{ Data map[string]string }
-	}
-	if err := call(hc, http.MethodGet, vaultAddr+kvPath[1], login.Auth.ClientToken, nil, &kv); err != nil {
-		return "", fmt.Errorf("read: %w", err)
-	}
-	return kv.Data.Data["token"], nil
-}
-
-func call(hc *http.Client, method, u, token string, body []byte, out any) error {
-	req, _ := http.NewRequest(method, u, bytes.NewReader(body))
-	if token != "" {
-		req.Header.Set("X-Vault-Token", token)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	return b.Token(ctx, hc, vaultAddr)
 }
 
 // TestClusterVaultUnderFaults: with 30 % of Vault's answers failing (5xx, 429, resets, lost
@@ -183,7 +135,7 @@ func TestClusterVaultUnderFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := emulateNode(hc, s.VaultAddr(), ud.Bytes()); err != nil || got != token.Reveal() {
+	if got, err := bootToken(ctx, hc, s.VaultAddr(), ud); err != nil || got != token.Reveal() {
 		t.Fatalf("node read %q, %v", got, err)
 	}
 	sim.SetFaults(vaultsim.Faults{Rate: 0.3, Seed: 7, Operations: []string{"policy.*", "approle.*", "kv.*"}})

@@ -1,0 +1,91 @@
+package nodeemu
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Cluster is an emulated RKE2 cluster: its join token and the nodes that joined, each with the
+// address its supervisor (port 9345) listens on.
+type Cluster struct {
+	mu    sync.Mutex
+	token string
+	nodes map[string]*member // by node name
+}
+
+type member struct {
+	role, addr string
+	up         bool
+}
+
+// NewCluster returns an empty cluster that accepts token.
+func NewCluster(token string) *Cluster {
+	return &Cluster{token: token, nodes: map[string]*member{}}
+}
+
+// Join adds a booted node that holds token and listens on addr, with RKE2's rules: the initial
+// server (no server URL) only into an empty cluster; any other node only through a live
+// server's supervisor; only with the cluster's token.
+func (c *Cluster) Join(b Boot, token, addr string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if token != c.token {
+		return fmt.Errorf("%s: the server refused the token", b.NodeName)
+	}
+	if _, dup := c.nodes[b.NodeName]; dup {
+		return fmt.Errorf("%s: a node with that name is already in the cluster", b.NodeName)
+	}
+	if b.ServerURL == "" {
+		if b.Role != "server" {
+			return fmt.Errorf("%s: an agent needs a server to join", b.NodeName)
+		}
+		if len(c.nodes) > 0 {
+			return fmt.Errorf("%s: a server without server: would start a second cluster", b.NodeName)
+		}
+	} else if err := c.reachable(b.ServerURL); err != nil {
+		return fmt.Errorf("%s: %w", b.NodeName, err)
+	}
+	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, up: true}
+	return nil
+}
+
+// reachable checks that url is https://<addr of a live server>:9345.
+func (c *Cluster) reachable(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Port() != "9345" {
+		return fmt.Errorf("server %q is not an RKE2 supervisor URL (https://<server>:9345)", raw)
+	}
+	for _, m := range c.nodes {
+		if m.role == "server" && m.addr == u.Hostname() && m.up {
+			return nil
+		}
+	}
+	return fmt.Errorf("no live server at %s", u.Host)
+}
+
+// Stop makes a node unreachable (its VM died or was deleted).
+func (c *Cluster) Stop(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.nodes[name]; m != nil {
+		m.up = false
+	}
+}
+
+// Members lists the joined nodes as "name(role)", sorted.
+func (c *Cluster) Members() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.nodes))
+	for n, m := range c.nodes {
+		out = append(out, n+"("+m.role+")")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// String lists the members for messages.
+func (c *Cluster) String() string { return strings.Join(c.Members(), ", ") }

@@ -1,0 +1,11 @@
+// Package nodeemu plays the VMs of an rke2 cluster in tests: it reads a node's user data (the
+// rke2 backend's built-in cloud-init), does what cloud-init's bootstrap script would — log in to
+// Vault with the role id and single-use secret id, read the cluster token once — and joins an
+// emulated RKE2 cluster that behaves like RKE2's supervisor: it refuses a joining node whose
+// `server:` does not point at a live server of the cluster, a node with the wrong token, and a
+// second initial server.
+//
+// Registration with the Rancher simulator (bootstrap: rancher) and reading user data from Nova
+// come with the backend's infrastructure code. It is test support: product code must not
+// import it.
+package nodeemu
