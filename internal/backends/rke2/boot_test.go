@@ -3,6 +3,7 @@ package rke2
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -32,27 +33,8 @@ func TestRKE2ClusterBoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	cluster := nodeemu.NewCluster(joinToken.Reveal())
-	addr := map[string]string{}
-	boot := func(a Action) error {
-		creds, err := cv.NodeCredentials(ctx, testCluster)
-		if err != nil {
-			return err
-		}
-		defer creds.SecretID.Forget()
-		ud, err := s.CloudInit().Render(NewNodeConfig(s, &spec, a.Node, a.Inventory, creds, addr[a.Inventory.Join]))
-		if err != nil {
-			return err
-		}
-		b, err := nodeemu.Parse(ud.Bytes())
-		if err != nil {
-			return err
-		}
-		tok, err := b.Token(ctx, hc, s.VaultAddr())
-		if err != nil {
-			return err
-		}
-		return cluster.Join(b, tok, addr[a.Node])
-	}
+	n := &nodes{s: s, spec: &spec, cv: cv, hc: hc, cluster: cluster, addr: map[string]string{}}
+	boot, addr := n.boot, n.addr
 
 	// Out of order first: an agent pointed at the initial server before that server exists.
 	early := Action{Kind: Create, Node: "prod-agent-9", Inventory: Inventory{Cluster: testCluster, Role: RoleAgent, Stage: StageInstall, Index: 9, Join: "prod-server-0"}}
@@ -88,4 +70,37 @@ func TestRKE2ClusterBoots(t *testing.T) {
 	if err := cv.Remove(ctx, testCluster); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// nodes boots planner-created nodes into the emulated cluster.
+type nodes struct {
+	s       *Settings
+	spec    *ClusterSpec
+	cv      *ClusterVault
+	hc      *http.Client
+	cluster *nodeemu.Cluster
+	addr    map[string]string // node name → address
+}
+
+// boot gives a node fresh Vault credentials, renders its cloud-init and boots it.
+func (n *nodes) boot(a Action) error {
+	ctx := context.Background()
+	creds, err := n.cv.NodeCredentials(ctx, testCluster)
+	if err != nil {
+		return err
+	}
+	defer creds.SecretID.Forget()
+	ud, err := n.s.CloudInit().Render(NewNodeConfig(n.s, n.spec, a.Node, a.Inventory, creds, n.addr[a.Inventory.Join]))
+	if err != nil {
+		return err
+	}
+	b, err := nodeemu.Parse(ud.Bytes())
+	if err != nil {
+		return err
+	}
+	tok, err := b.Token(ctx, n.hc, n.s.VaultAddr())
+	if err != nil {
+		return err
+	}
+	return n.cluster.Join(b, tok, n.addr[a.Node])
 }

@@ -60,21 +60,7 @@ func TestAdminAppRoleLifecycle(t *testing.T) {
 	if strings.Contains(fmt.Sprint(sid), sid.Reveal()) {
 		t.Fatal("a secret id prints")
 	}
-	node := nodeClient(t, addr)
-	login := map[string]any{"role_id": roleID, "secret_id": sid.Reveal()}
-	sec, err := node.Logical().Write("auth/approle/login", login)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node.SetToken(sec.Auth.ClientToken)
-	kv, err := node.Logical().Read("secret/data/rancher/cluster-u")
-	if err != nil || kv.Data["data"].(map[string]any)["token"] != "registration-token" {
-		t.Fatalf("node read: %v %+v", err, kv)
-	}
-	node.ClearToken()
-	if _, err := node.Logical().Write("auth/approle/login", login); err == nil {
-		t.Fatal("the single-use secret id was accepted twice")
-	}
+	nodeLogsInOnce(t, addr, roleID, sid.Reveal())
 	mounts, err := a.AuthMounts(ctx)
 	if err != nil || mounts["approle/"] != "approle" {
 		t.Errorf("auth mounts %v %v", mounts, err)
@@ -126,5 +112,25 @@ func TestAdminRefusesBadNamesAndReportsDenials(t *testing.T) {
 	err = weak.PutPolicy(ctx, "p", `{"path": {"x": {"capabilities": ["read"]}}}`)
 	if err == nil || !strings.Contains(err.Error(), "writing policy p") || !strings.Contains(err.Error(), "403") || strings.Contains(err.Error(), "not-a-valid-token") {
 		t.Errorf("denied write: %v", err)
+	}
+}
+
+// nodeLogsInOnce plays a node: log in, read the token once; the secret id is refused after.
+func nodeLogsInOnce(t *testing.T, addr, roleID, secretID string) {
+	t.Helper()
+	node := nodeClient(t, addr)
+	login := map[string]any{"role_id": roleID, "secret_id": secretID}
+	sec, err := node.Logical().Write("auth/approle/login", login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.SetToken(sec.Auth.ClientToken)
+	kv, err := node.Logical().Read("secret/data/rancher/cluster-u")
+	if err != nil || kv.Data["data"].(map[string]any)["token"] != "registration-token" {
+		t.Fatalf("node read: %v %+v", err, kv)
+	}
+	node.ClearToken()
+	if _, err := node.Logical().Write("auth/approle/login", login); err == nil {
+		t.Fatal("the single-use secret id was accepted twice")
 	}
 }
