@@ -34,7 +34,8 @@ func TestPipelineCreatesACluster(t *testing.T) {
 
 func runPipeline(t *testing.T, s *Settings, spec *ClusterSpec) {
 	w := newWorld(t, 7)
-	d := Desired{Cluster: testCluster, Name: spec.Name, Servers: spec.Servers, Agents: spec.Agents}
+	w.viaRancher = s.Bootstrap == BootstrapRancher
+	d := Desired{Cluster: testCluster, Name: spec.Name, Servers: spec.Servers, Agents: spec.Agents, ViaRancher: w.viaRancher}
 	addr := map[string]string{} // node name → its (fake) fixed IP
 	for range 200 {
 		var servers []ServerView

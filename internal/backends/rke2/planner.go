@@ -11,6 +11,10 @@ type Desired struct {
 	Name    string // the cluster name, prefix of node names
 	Servers int    // 1, 3 or 5
 	Agents  int    // at least 1
+	// ViaRancher: nodes register with Rancher (bootstrap: rancher) rather than through a
+	// server's supervisor, so no join target is recorded and none can be orphaned. The stage
+	// order is the same.
+	ViaRancher bool
 }
 
 // ActionKind is what to do to one node.

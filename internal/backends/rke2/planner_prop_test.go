@@ -30,12 +30,15 @@ func randomDesired(w *world) Desired {
 
 func runWorld(t *testing.T, seed uint64) {
 	w := newWorld(t, seed)
-	w.crashes = seed%2 == 1 // half the runs lose the rest of a pass now and then
+	w.crashes = seed%2 == 1    // half the runs lose the rest of a pass now and then
+	w.viaRancher = seed%4 >= 2 // half the runs bootstrap through Rancher (no join targets)
 	d := randomDesired(w)
+	d.ViaRancher = w.viaRancher
 	const chaos, limit = 120, 600
 	for step := range limit {
 		if step < chaos && w.rng.IntN(25) == 0 {
 			d = randomDesired(w)
+			d.ViaRancher = w.viaRancher
 			w.note("step %d: scale to %d servers, %d agents", step, d.Servers, d.Agents)
 		}
 		p := PlanPass(d, w.observe())

@@ -240,6 +240,9 @@ func (p *pass) create(r Role, initial bool, join string) {
 		idx++
 	}
 	p.taken[r][idx] = true
+	if p.d.ViaRancher {
+		join = ""
+	}
 	if join != "" {
 		p.attached[join] = true // a server a new node joins through is not removed in this pass
 	}

@@ -180,3 +180,19 @@ func TestPlanPassClusterStage(t *testing.T) {
 		t.Errorf("cases not found: %v", want)
 	}
 }
+
+// TestPlanPassViaRancher: with Rancher bootstrap, nodes carry no join target, so a node still
+// registering is never replaced for its server having gone; the stage order is unchanged.
+func TestPlanPassViaRancher(t *testing.T) {
+	d := Desired{Cluster: testCluster, Name: "c", Servers: 3, Agents: 2, ViaRancher: true}
+	if got := summary(PlanPass(d, []Node{node("s0", "ok")})); got != "create c-server-1" {
+		t.Errorf("joining server: %q", got)
+	}
+	if got := summary(PlanPass(d, []Node{node("s0", "ok"), node("s1", "reg")})); got != "" {
+		t.Errorf("second joining server before the first is ready: %q", got)
+	}
+	nodes := []Node{node("s1", "ok"), node("s2", "ok"), node("s3", "reg", joins(""))}
+	if got := summary(PlanPass(d, nodes)); got != "" {
+		t.Errorf("a registering node without join target: %q", got)
+	}
+}

@@ -44,7 +44,10 @@ func (w *world) create(a Action) {
 		w.fatalf("create %s %s before any server is ready", inv.Kind(), inv.Role)
 	default:
 		t := w.nodes[inv.Join]
-		if t == nil || !w.ready(t) || t.removing || t.inv.Role != RoleServer {
+		if w.viaRancher != (inv.Join == "") {
+			w.fatalf("create %s with join target %q (via Rancher: %v)", a.Node, inv.Join, w.viaRancher)
+		}
+		if inv.Join != "" && (t == nil || !w.ready(t) || t.removing || t.inv.Role != RoleServer) {
 			w.fatalf("create %s joining through %q, which is not a ready, staying server", a.Node, inv.Join)
 		}
 		if len(ready) != len(all) { // agents wait for the control plane; servers join one by one
@@ -134,6 +137,9 @@ func (w *world) register(n *wnode) {
 		t := w.nodes[n.inv.Join]
 		if n.inv.Join != "" && (t == nil || !w.ready(t)) {
 			return // RKE2 refuses to join through a server that is not up
+		}
+		if _, ready := w.liveServers(); n.inv.Join == "" && len(ready) == 0 {
+			return // via Rancher: no control plane to join yet
 		}
 	}
 	if n.register--; n.register <= 0 {

@@ -17,6 +17,7 @@ type world struct {
 	nodes        map[string]*wnode
 	failuresLeft int
 	crashes      bool     // apply only a prefix of a plan's actions now and then
+	viaRancher   bool     // bootstrap rancher: nodes register without a join target
 	log          []string // recent events, printed on failure
 }
 
