@@ -125,14 +125,23 @@ func (s *Server) createQueue(c *call) result {
 	typ := c.str("object_type")
 	for i := range sub.Queues {
 		if q := &sub.Queues[i]; q.OfferingUUID == offering && q.ObjectType == typ {
+			// Mastermind declares the queue again (idempotent), which also restores a queue
+			// or broker user that went missing.
+			if fail := s.declareQueue(sub, *q); fail != nil {
+				return *fail
+			}
 			return ok(renderQueue(c, sub, q))
 		}
 	}
-	sub.Queues = append(sub.Queues, EventQueue{
+	q := EventQueue{
 		UUID: s.st.newUUID(), OfferingUUID: offering, ObjectType: typ,
 		QueueName: "subscription_" + sub.UUID + "_offering_" + offering + "_" + typ,
 		VHost:     s.st.me.User.UUID,
-	})
+	}
+	if fail := s.declareQueue(sub, q); fail != nil {
+		return *fail
+	}
+	sub.Queues = append(sub.Queues, q)
 	return created(renderQueue(c, sub, &sub.Queues[len(sub.Queues)-1]))
 }
 

@@ -56,6 +56,9 @@ func (s *Server) offeringUserPatch(c *call) result {
 		if username != "" && changed && slices.Contains(ouAutoOK, ou.State) {
 			ou.State = OUOK
 		}
+		if changed && username != "" {
+			s.st.emitOfferingUser(ou, "username_set")
+		}
 	}
 	return ok(s.st.renderOfferingUser(c, ou))
 }

@@ -26,6 +26,7 @@ func (st *state) touchResource(id, state string, now time.Time) {
 // processed by an agent: the resource of an Update/Terminate order enters Updating/Terminating.
 func (st *state) startExecuting(o *Order, now time.Time) {
 	o.State, o.Modified = OrderExecuting, now
+	st.emitOrder(o)
 	switch o.Type {
 	case OrderUpdate:
 		st.touchResource(o.ResourceUUID, ResourceUpdating, now)
@@ -37,6 +38,7 @@ func (st *state) startExecuting(o *Order, now time.Time) {
 // completeOrder applies set_state_done (Mastermind callbacks.resource_*_succeeded).
 func (st *state) completeOrder(o *Order, now time.Time) {
 	o.State, o.Modified = OrderDone, now
+	st.emitOrder(o)
 	r, ok := st.resources.get(o.ResourceUUID)
 	if !ok {
 		return
@@ -66,6 +68,7 @@ func (st *state) completeOrder(o *Order, now time.Time) {
 func (st *state) failOrder(o *Order, message, traceback string, now time.Time) {
 	o.State, o.Modified = OrderErred, now
 	o.ErrorMessage, o.ErrorTraceback = message, traceback
+	st.emitOrder(o)
 	if o.Type == OrderTerminate {
 		st.touchResource(o.ResourceUUID, ResourceOK, now)
 		return
@@ -76,6 +79,7 @@ func (st *state) failOrder(o *Order, message, traceback string, now time.Time) {
 // rejectOrder applies reject_by_provider: a rejected Create leaves its resource Terminated.
 func (st *state) rejectOrder(o *Order, comment string, now time.Time) {
 	o.State, o.Modified, o.ProviderRejectionComment = OrderRejected, now, comment
+	st.emitOrder(o)
 	if o.Type == OrderCreate {
 		st.touchResource(o.ResourceUUID, ResourceTerminated, now)
 	}

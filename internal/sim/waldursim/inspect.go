@@ -168,12 +168,34 @@ func (s *Server) SetCurrentUser(u User, perms ...Permission) User {
 // SetResourceFlags sets the paused, downscaled and restrict_member_access flags of a resource,
 // as a Waldur user would.
 func (s *Server) SetResourceFlags(id string, paused, downscaled, restrict bool) {
+	defer s.flushEvents()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.st.resources.get(s.st.mustRef("resource", id, &s.st.resources))
 	if ok {
 		r.Paused, r.Downscaled, r.RestrictMemberAccess, r.Modified = paused, downscaled, restrict, s.now()
+		s.st.emit("resource", r.OfferingUUID, map[string]any{"resource_uuid": r.UUID})
 	}
+}
+
+// SetAccountState changes the state of a service or course account (OK, Closed, Erred), as
+// Waldur does when a project manager closes one; an event tells the offerings.
+func (s *Server) SetAccountState(id, state string) {
+	defer s.flushEvents()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, _ := normUUID(id)
+	if a, ok := s.st.serviceAccounts.get(n); ok {
+		a.State = state
+		s.st.emitAccount("service_account", a.UUID, a.Username, a.ProjectUUID, a.State)
+		return
+	}
+	a, ok := s.st.courseAccounts.get(n)
+	if !ok {
+		panic("waldursim: unknown account " + id)
+	}
+	a.State = state
+	s.st.emitAccount("course_account", a.UUID, a.Username, a.ProjectUUID, a.State)
 }
 
 // Calls counts requests that routed to an operation, by operationId: unauthenticated, refused

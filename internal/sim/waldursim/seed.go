@@ -49,6 +49,7 @@ func (s *Server) AddUser(u User) User {
 
 // AddProjectMember gives a user a role (e.g. "PROJECT.MEMBER") in a project.
 func (s *Server) AddProjectMember(projectUUID, userUUID, role string) {
+	defer s.flushEvents()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.st.mustRef("project", projectUUID, &s.st.projects)
@@ -57,15 +58,21 @@ func (s *Server) AddProjectMember(projectUUID, userUUID, role string) {
 		s.st.members[p] = map[string]string{}
 	}
 	s.st.members[p][u] = role
+	s.st.emitRole(p, u, role, true)
 }
 
 // RemoveProjectMember removes a user's role in a project.
 func (s *Server) RemoveProjectMember(projectUUID, userUUID string) {
+	defer s.flushEvents()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, _ := normUUID(projectUUID)
 	u, _ := normUUID(userUUID)
+	role, had := s.st.members[p][u]
 	delete(s.st.members[p], u)
+	if had {
+		s.st.emitRole(p, u, role, false)
+	}
 }
 
 // AddOffering stores an offering of an existing customer; component and plan UUIDs are filled.
@@ -116,6 +123,7 @@ func (s *Server) AddSSHKey(k SSHKey) SSHKey {
 
 // AddOfferingUser links an existing user to an existing offering (State default OK).
 func (s *Server) AddOfferingUser(ou OfferingUser) OfferingUser {
+	defer s.flushEvents()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ou.UUID = s.st.idOr(ou.UUID)
@@ -126,6 +134,7 @@ func (s *Server) AddOfferingUser(ou OfferingUser) OfferingUser {
 	}
 	s.stamp(&ou.Created, &ou.Modified)
 	s.st.offeringUsers.put(ou.UUID, &ou)
+	s.st.emitOfferingUser(&ou, "create")
 	return ou
 }
 
@@ -162,6 +171,7 @@ func (st *state) addResource(r *Resource, s *Server) {
 // ResourceName; other orders need an existing ResourceUUID, whose project and offering they
 // default to. An order stored as executing gets the resource effects of approval.
 func (s *Server) AddOrder(o Order) Order {
+	defer s.flushEvents()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o.UUID = s.st.idOr(o.UUID)
@@ -199,8 +209,11 @@ func (s *Server) AddOrder(o Order) Order {
 	switch o.State {
 	case "":
 		o.State = OrderPendingProvider
+		s.st.emitOrder(&o)
 	case OrderExecuting:
 		s.st.startExecuting(&o, o.Modified)
+	default:
+		s.st.emitOrder(&o)
 	}
 	s.st.orders.put(o.UUID, &o)
 	return copyOrder(&o)
@@ -241,6 +254,7 @@ func (s *Server) AddUserUsageLimit(l UserUsageLimit) UserUsageLimit {
 
 // AddServiceAccount stores a project service account (State default OK).
 func (s *Server) AddServiceAccount(a ServiceAccount) ServiceAccount {
+	defer s.flushEvents()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a.UUID = s.st.idOr(a.UUID)
@@ -249,11 +263,13 @@ func (s *Server) AddServiceAccount(a ServiceAccount) ServiceAccount {
 		a.State = "OK"
 	}
 	s.st.serviceAccounts.put(a.UUID, &a)
+	s.st.emitAccount("service_account", a.UUID, a.Username, a.ProjectUUID, a.State)
 	return a
 }
 
 // AddCourseAccount stores a course account (State default OK).
 func (s *Server) AddCourseAccount(a CourseAccount) CourseAccount {
+	defer s.flushEvents()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a.UUID = s.st.idOr(a.UUID)
@@ -267,6 +283,7 @@ func (s *Server) AddCourseAccount(a CourseAccount) CourseAccount {
 		a.State = "OK"
 	}
 	s.st.courseAccounts.put(a.UUID, &a)
+	s.st.emitAccount("course_account", a.UUID, a.Username, a.ProjectUUID, a.State)
 	return a
 }
 

@@ -29,6 +29,9 @@ type Options struct {
 	Now func() time.Time
 	// Logf, when set, receives one line per request.
 	Logf func(format string, args ...any)
+	// Broker, when set, receives the queues create_queue declares and the events published
+	// when orders, roles, resources, accounts and offering users change (events.go).
+	Broker EventBroker
 }
 
 // Server is the simulator. It implements http.Handler and is safe for concurrent use.
@@ -42,6 +45,9 @@ type Server struct {
 	calls      map[string]int
 	total      int
 	violations []string
+	published  []PublishedEvent
+	// brokerPassword overrides the token as the broker users' password (SetBrokerPassword).
+	brokerPassword string
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -139,6 +145,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := s.dispatch(op, c)
+	s.flushEvents()
 	if faulty { // lose-response: the request was applied, the answer is lost
 		simfault.Write(w, kind, answerFault)
 		return

@@ -90,6 +90,7 @@ type state struct {
 	backendResources table[BackendResource]
 	me               currentUser
 	rng              *rand.Rand
+	pending          []event // published when the lock is released (events.go)
 }
 
 func newState() *state {
