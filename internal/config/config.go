@@ -49,8 +49,9 @@ type Offering struct {
 	BackendSettings backends.Settings
 	Components      backends.Components
 
-	StompEnabled               bool
-	StompMembershipSyncEnabled *bool
+	StompEnabled               bool  // event_process serves this offering
+	StompMembershipSyncEnabled *bool // nil: follows StompEnabled
+	Events                     EventBroker
 
 	// Core keys from backend_settings.
 	AllocationPrefix         string

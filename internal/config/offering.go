@@ -24,10 +24,8 @@ func parseOffering(i int, m map[string]any) (Offering, []string, *Error) {
 		OrderBackend:      r.str("order_processing_backend", ""),
 		MembershipBackend: r.str("membership_sync_backend", ""),
 		ReportingBackend:  r.str("reporting_backend", ""),
-		StompEnabled:      r.boolean("stomp_enabled", false),
 		BackendSettings:   r.mapping("backend_settings"),
 	}
-	o.StompMembershipSyncEnabled = r.optBool("stomp_membership_sync_enabled")
 	if o.BackendSettings == nil {
 		o.BackendSettings = backends.Settings{}
 	}
@@ -43,7 +41,8 @@ func parseOffering(i int, m map[string]any) (Offering, []string, *Error) {
 		r.fail("waldur_offering_uuid", "must be a UUID (32 hex digits, dashes optional), got %q", o.UUID)
 	}
 	parseAuth(r, &o)
-	warnings := ignoredOfferingKeys(r, o)
+	parseEvents(r, &o)
+	warnings := append(ignoredOfferingKeys(r, o), checkEvents(r, o)...)
 	parseCoreSettings(r, &o)
 	comps, cerr := parseComponents(r, r.mapping("backend_components"))
 	if r.err != nil {
@@ -121,12 +120,6 @@ func ignoredOfferingKeys(r *reader, o Offering) []string {
 	warn := func(key, why string) { w = append(w, r.prefix+key+": "+why) }
 	if ub := r.str("username_management_backend", "base"); ub != "base" {
 		warn("username_management_backend", fmt.Sprintf("%q is not implemented; usernames are taken from Waldur as they are", ub))
-	}
-	if o.StompEnabled {
-		warn("stomp_enabled", "event_process mode is not implemented yet; run order_process and membership_sync (polling) instead")
-	}
-	for _, k := range []string{"stomp_ws_host", "stomp_ws_port", "stomp_ws_path", "websocket_use_tls"} {
-		r.get(k) // accepted with event mode; nothing else reads them
 	}
 	if r.boolean("resource_import_enabled", false) {
 		warn("resource_import_enabled", "accepted but not implemented")

@@ -51,7 +51,7 @@ func newRig(t *testing.T, tune func(*Options)) *rig {
 			}
 			return Session{VHost: vhost, Login: login, Passcode: secret.New(pass), Queue: queue}, nil
 		},
-		Handle: func(ctx context.Context, m Message) { r.got <- m },
+		Handle:  func(ctx context.Context, m Message) { r.got <- m },
 		Backoff: Backoff{RefusedMin: 100 * time.Millisecond, RefusedMax: 400 * time.Millisecond}}
 	if tune != nil {
 		tune(&o)

@@ -20,6 +20,15 @@ func (c *Client) ListResources(ctx context.Context, offeringUUID string, states 
 	return listAll[Resource](ctx, c, "/api/marketplace-provider-resources/", "", q)
 }
 
+// ListProjectResources lists the offering's provider resources of one project, all pages.
+func (c *Client) ListProjectResources(ctx context.Context, offeringUUID, projectUUID string, states ...string) ([]Resource, error) {
+	q := fields(ResourceFields...)
+	q.Set("offering_uuid", offeringUUID)
+	q.Set("project_uuid", projectUUID)
+	q["state"] = states
+	return listAll[Resource](ctx, c, "/api/marketplace-provider-resources/", "", q)
+}
+
 // GetResource fetches one provider resource (the fields the agent uses).
 func (c *Client) GetResource(ctx context.Context, uuid string) (Resource, error) {
 	var r Resource
