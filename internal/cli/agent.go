@@ -66,6 +66,11 @@ func (a *agent) ready() error {
 				return err
 			}
 		}
+		if r, ok := t.(interface{ Ready() error }); ok { // event mode: every listener subscribed
+			if err := r.Ready(); err != nil {
+				return err
+			}
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -45,11 +45,18 @@ func (a *agent) assemble(cfg *config.Config, o buildOptions, env *modes.Env) err
 		menv := *env
 		menv.Mode = name
 		menv.Log = a.taskLog(o, name)
-		p := taskParams{env: &menv, units: units, period: period, timeout: cfg.CycleTimeout, tick: cfg.HeartbeatInterval, onCycle: a.onCycle}
+		p := taskParams{env: &menv, units: units, period: period, timeout: cfg.CycleTimeout, tick: cfg.HeartbeatInterval,
+			onCycle: a.onCycle, registrar: registrar}
 		if !o.dryRun { // registration writes to Waldur
 			p.register = registrar.ForMode(name)
 		}
-		a.tasks = append(a.tasks, spec.newTask(p))
+		if spec.build == nil {
+			a.tasks = append(a.tasks, spec.newTask(p))
+		} else if t, err := spec.build(a, cfg, o, sh, p); err != nil {
+			return err
+		} else {
+			a.tasks = append(a.tasks, t)
+		}
 		a.periods = append(a.periods, period)
 	}
 	if len(a.tasks) == 0 {

@@ -35,7 +35,7 @@ Usage:
   site-agent healthz [--config-file FILE] [--max-age SECONDS] [--liveness-only]
   site-agent version
 %s
-Modes: order_process, membership_sync, report; all runs every mode the offerings configure in
+Modes: order_process, membership_sync, report, event_process; all runs every mode the offerings configure in
 one process (one Waldur client per offering, shared backends). --leader-elect: of several
 replicas only the holder of a Kubernetes Lease works.
 Run 'site-agent COMMAND -h' for a command's flags.

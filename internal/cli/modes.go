@@ -32,6 +32,9 @@ type taskParams struct {
 	tick     time.Duration                                  // heartbeat interval
 	register func(ctx context.Context, u *modes.Unit) error // nil in a dry run
 	onCycle  func(u *modes.Unit, err error)
+	// registrar is the process's registrar (the event mode needs the identity for its
+	// subscriptions); register is nil in a dry run, registrar never.
+	registrar *modes.Registrar
 }
 
 // modeSpec describes a runnable mode.
@@ -41,6 +44,9 @@ type modeSpec struct {
 	backend func(off config.Offering) (key, name string)
 	role    func(s backends.Set) error
 	newTask func(p taskParams) task
+	// build, when set, replaces newTask for a mode that needs more than its units (the event
+	// mode adds each offering's second backend); its errors are configuration errors.
+	build func(a *agent, cfg *config.Config, o buildOptions, sh *shared, p taskParams) (task, error)
 }
 
 // modeSpecs lists the modes this build can run, in the order -m all starts them. A mode that
@@ -53,6 +59,7 @@ func modeSpecs() []modeSpec {
 			newTask: periodic(func(env *modes.Env) modes.Mode { return &modes.Membership{Env: env} })},
 		{name: "report", period: 30 * time.Minute, backend: reportBackend, role: canReport,
 			newTask: periodic(func(env *modes.Env) modes.Mode { return &modes.Report{Env: env} })},
+		eventSpec(),
 	}
 }
 
@@ -76,11 +83,13 @@ func modeNames() []string {
 }
 
 // offeringModes is the one place that decides which modes an offering configures: the polling
-// modes whose backend key is set (membership_sync only while membership is not event-driven),
-// and event_process where stomp_enabled is true.
+// modes whose backend key is set (order_process only while orders are not event-driven, as the
+// incumbent's loop skips stomp_enabled offerings; membership_sync only while membership is not),
+// and event_process where stomp_enabled is true and it has an order or event-driven membership
+// backend.
 func offeringModes(off config.Offering) []string {
 	var out []string
-	if off.OrderBackend != "" {
+	if off.OrderBackend != "" && !off.StompEnabled {
 		out = append(out, "order_process")
 	}
 	if off.MembershipBackend != "" && off.MembershipPolling() {
@@ -89,7 +98,7 @@ func offeringModes(off config.Offering) []string {
 	if off.ReportingBackend != "" {
 		out = append(out, "report")
 	}
-	if off.StompEnabled {
+	if _, name := eventBackend(off); off.StompEnabled && name != "" {
 		out = append(out, "event_process")
 	}
 	return out
@@ -104,6 +113,12 @@ func skipReason(mode string, off config.Offering) string {
 	}
 	if mode == "membership_sync" && off.MembershipBackend != "" {
 		return "offering syncs membership through events; skipped"
+	}
+	if mode == "order_process" && off.OrderBackend != "" {
+		return "offering is served by event_process; skipped"
+	}
+	if mode == "event_process" && !off.StompEnabled {
+		return "offering does not use events (stomp_enabled is false); skipped"
 	}
 	return "offering has no backend for this mode; skipped"
 }

@@ -20,6 +20,9 @@ var secretResolver config.NewResolver = vault.NewResolver
 
 // periodEnv is the incumbent's environment variable for a mode's period, in (fractional) minutes.
 func periodEnv(mode string) string {
+	if mode == "event_process" {
+		return "WALDUR_SITE_AGENT_RECONCILIATION_PERIOD_MINUTES"
+	}
 	return "WALDUR_SITE_AGENT_" + strings.ToUpper(mode) + "_PERIOD_MINUTES"
 }
 
@@ -31,7 +34,7 @@ type runFlags struct {
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.mode, "m", "order_process", "mode: order_process, membership_sync, report, or all (every mode the offerings configure)")
+	fs.StringVar(&f.mode, "m", "order_process", "mode: order_process, membership_sync, report, event_process, or all (every mode the offerings configure)")
 	fs.StringVar(&f.mode, "mode", "order_process", "same as -m")
 	fs.StringVar(&f.configFile, "c", "waldur-site-agent-config.yaml", "configuration file")
 	fs.StringVar(&f.configFile, "config-file", "waldur-site-agent-config.yaml", "same as -c")
@@ -105,8 +108,6 @@ func modePeriods(f runFlags, environ func() []string) (map[string]time.Duration,
 		specs = modeSpecs()
 	case ok:
 		specs = []modeSpec{spec}
-	case f.mode == "event_process":
-		return nil, errors.New("mode event_process is not implemented yet; run order_process and membership_sync instead")
 	default:
 		return nil, fmt.Errorf("unknown mode %q (choose %s or all)", f.mode, strings.Join(modeNames(), ", "))
 	}

@@ -36,6 +36,33 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 	if err != nil {
 		return fmt.Errorf("list resources: %w", err)
 	}
+	return m.syncAll(ctx, u, resources, access)
+}
+
+// SyncResources syncs the given resources now, exactly as a membership pass syncs each one
+// (event mode: a role, account, resource or offering-user change). Resources that are not OK
+// or Erred, or have no backend id, are left alone.
+func (m *Membership) SyncResources(ctx context.Context, u *Unit, resources []wc.Resource) error {
+	var keep []wc.Resource
+	for _, r := range resources {
+		if r.State == wc.ResourceOK || r.State == wc.ResourceErred {
+			keep = append(keep, r)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	access, err := backendReadyCached(ctx, m.Env, u, "resources left untouched")
+	if err != nil {
+		return err
+	}
+	return m.syncAll(ctx, u, keep, access)
+}
+
+// syncAll syncs resources with bounded concurrency; one resource is never synced twice at
+// once. Without access (the backend's access service does not answer) members are left as
+// they are.
+func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resource, access bool) error {
 	teams := newTeamCache(u.Waldur)
 	members := u.Backend.Members
 	if !access {
@@ -56,6 +83,11 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 			return
 		}
 		m.Env.touch()
+		unlock, _, err := u.locks.lock(ctx, "members:"+hex(r.UUID))
+		if err != nil {
+			return
+		}
+		defer unlock()
 		if err := m.syncResource(ctx, u, members, teams, accs, r); err != nil {
 			failed.Store(r.UUID, err)
 			m.fail(ctx, u, r, err)

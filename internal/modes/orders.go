@@ -35,6 +35,12 @@ func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
 	u.Log.Info("processing orders", zap.Int("count", len(orders)))
 	teams := newTeamCache(u.Waldur)
 	forEach(ctx, m.Env.Concurrency, groupOrders(orders), func(group []wc.Order) {
+		unlock, free := u.locks.tryLock(orderKey(group[0]))
+		if !free {
+			u.Log.Debug("orders of a resource are being handled by an event; skipped this pass", zap.String("order", group[0].UUID))
+			return
+		}
+		defer unlock()
 		for i, o := range group {
 			if i > 0 && Stopping(ctx) {
 				return
@@ -46,6 +52,48 @@ func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
 		}
 	})
 	return nil
+}
+
+// ProcessOrder handles one order now, as a polling pass would (event mode): it fetches the
+// order and, when it waits for the provider or is executing, approves, executes and finishes
+// it. Orders of one resource are worked on one at a time, also against a pass running at the
+// same moment. finished says the order reached a final state (or already had one).
+func (m *Orders) ProcessOrder(ctx context.Context, u *Unit, orderUUID string) (finished bool, err error) {
+	o, err := u.Waldur.GetOrder(ctx, orderUUID)
+	if err != nil {
+		return false, fmt.Errorf("fetch order: %w", err)
+	}
+	if hex(o.OfferingUUID) != hex(u.Offering.UUID) {
+		return false, failure.Errorf("order %s belongs to offering %s, not to this one", o.UUID, o.OfferingUUID)
+	}
+	if step, _ := planOrder(o); step == stepSkip {
+		return true, nil
+	}
+	unlock, waited, err := u.locks.lock(ctx, orderKey(o))
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if waited { // someone else worked on this resource meanwhile: look again
+		if o, err = u.Waldur.GetOrder(ctx, orderUUID); err != nil {
+			return false, fmt.Errorf("fetch order: %w", err)
+		}
+		if step, _ := planOrder(o); step == stepSkip {
+			return true, nil
+		}
+	}
+	if _, err := backendReadyCached(ctx, m.Env, u, "order left untouched"); err != nil {
+		return false, err
+	}
+	return m.process(ctx, u, newTeamCache(u.Waldur), o), nil
+}
+
+// orderKey is what orders are serialised on: their resource.
+func orderKey(o wc.Order) string {
+	if o.ResourceUUID == "" {
+		return "order:" + hex(o.UUID)
+	}
+	return "resource:" + hex(o.ResourceUUID)
 }
 
 // process handles one order and reports whether it reached a final state.

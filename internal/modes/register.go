@@ -18,6 +18,7 @@ var processorNames = map[string]string{
 	"order_process":   "OfferingOrderProcessor",
 	"membership_sync": "OfferingMembershipProcessor",
 	"report":          "OfferingReportProcessor",
+	"event_process":   "OfferingEventProcessor",
 }
 
 // Registrar registers the agent with Waldur once per process start and offering: identity
@@ -61,6 +62,18 @@ func (g *Registrar) register(ctx context.Context, mode string, u *Unit) error {
 	}
 	u.Log.Info("agent registered with waldur", zap.String("identity", id), zap.String("service", svc.UUID))
 	return nil
+}
+
+// Identity returns the offering's agent identity UUID, registering it first if this process has
+// not ("" in a dry run). The event mode needs it for its subscriptions.
+func (g *Registrar) Identity(ctx context.Context, u *Unit) (string, error) { return g.identity(ctx, u) }
+
+// Forget drops the remembered identity of an offering (Waldur no longer knows it), so the next
+// Identity registers it again.
+func (g *Registrar) Forget(offeringUUID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.identities, offeringUUID)
 }
 
 // identity finds or creates the offering's agent identity once; modes registering the same

@@ -36,8 +36,8 @@ type Runner struct {
 // Name is the mode's name.
 func (r *Runner) Name() string { return r.Mode.Name() }
 
-// Run cycles until ctx is cancelled. The first cycle starts immediately. It returns nil on a
-// clean stop.
+// Run cycles until ctx is cancelled. The first cycle starts immediately; a Mode that is also a
+// Listener gets Listen started once per offering alongside. It returns nil on a clean stop.
 //
 // Cancelling ctx is a graceful stop: no new work starts and work in flight gets the grace period.
 // Cancelling fence (may be nil) stops everything at once: the work context is cancelled with no
@@ -53,6 +53,17 @@ func (r *Runner) Run(ctx, fence context.Context) error {
 	defer stop()
 	unfence := context.AfterFunc(fence, func() { stop(); cancelRun() })
 	defer unfence()
+	if l, ok := r.Mode.(Listener); ok {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		for _, u := range r.Units {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.listen(work, l, u)
+			}()
+		}
+	}
 	tick := r.Tick
 	if tick <= 0 {
 		tick = 30 * time.Second
@@ -180,6 +191,19 @@ func (r *Runner) cycle(ctx context.Context, u *Unit) (err error) {
 		u.Log.Debug("cycle done", zap.Duration("took", time.Since(start)))
 	}
 	return err
+}
+
+// listen runs one offering's listener, isolated: a panic is logged, not fatal.
+func (r *Runner) listen(ctx context.Context, l Listener, u *Unit) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.Env.Metrics.Panics.Inc()
+			u.Log.Error("listener panicked", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+		}
+	}()
+	if err := l.Listen(ctx, u); err != nil {
+		u.Log.Error("listener stopped", zap.Error(err))
+	}
 }
 
 // jitter spreads cycles of many agents: up to 5% of the period, at most 30 s.

@@ -51,6 +51,8 @@ type Unit struct {
 	Log      *zap.Logger
 
 	registered bool
+	locks      keyLocks  // per resource: orders, membership
+	ping       pingCache // event-driven work pings the backend at most every pingEvery
 }
 
 // Components are the offering's configured components.

@@ -29,6 +29,12 @@ type Metrics struct {
 	Leader          prometheus.Gauge       // 1 while this process does the work (always, without leader election)
 	LeaderChanges   *prometheus.CounterVec // event (acquired, lost, ended)
 	Panics          prometheus.Counter
+
+	// Event mode.
+	EventConnected   *prometheus.GaugeVec     // offering, object_type: 1 while subscribed
+	EventConnections *prometheus.CounterVec   // offering, object_type: connections established
+	EventMessages    *prometheus.CounterVec   // offering, object_type, result
+	EventHandling    *prometheus.HistogramVec // object_type: receipt → handled
 }
 
 // NewMetrics creates and registers all collectors (plus Go and process collectors).
@@ -71,6 +77,15 @@ func NewMetrics() *Metrics {
 		Help: "Leadership terms started (acquired) and ended (lost: the lease could not be renewed; ended: the agent stopped)."}, []string{"event"})
 	m.Panics = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "panics_total",
 		Help: "Panics recovered in mode cycles."})
+	m.EventConnected = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "event_connected",
+		Help: "1 while the event listener of an offering and object type is subscribed."}, []string{"offering", "object_type"})
+	m.EventConnections = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "event_connections_total",
+		Help: "Event broker connections established (the first and every reconnect)."}, []string{"offering", "object_type"})
+	m.EventMessages = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "event_messages_total",
+		Help: "Events received by result (handled, dropped, malformed, failed)."}, []string{"offering", "object_type", "result"})
+	m.EventHandling = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "event_handling_duration_seconds",
+		Help: "Time from an event's arrival to the end of its handling.", Buckets: prometheus.ExponentialBuckets(0.001, 3, 10)}, []string{"object_type"})
+	m.Registry.MustRegister(m.EventConnected, m.EventConnections, m.EventMessages, m.EventHandling)
 	m.Registry.MustRegister(m.Cycles, m.CycleDuration, m.LastSuccess, m.CycleRunning, m.CycleStuck, m.Orders, m.WaldurRequests,
 		m.WaldurLatency, m.BackendOps, m.BackendLatency, m.UsageReports, m.MemberChanges, m.ResourceErrors, m.BackendDegraded,
 		m.Info, m.Leader, m.LeaderChanges, m.Panics,
