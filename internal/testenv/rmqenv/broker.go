@@ -2,9 +2,11 @@ package rmqenv
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -102,10 +104,18 @@ func (b *Broker) conn(vhost string) (*stomp.Conn, error) {
 	if c := b.conns[vhost]; c != nil {
 		return c, nil
 	}
-	c, err := stomp.Dial("tcp", b.env.StompAddr, stomp.ConnOpt.Login(b.env.User, b.env.Password),
+	// Bounded: a broker that is starting accepts TCP before it answers STOMP.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	nc, err := net.DialTimeout("tcp", b.env.StompAddr, 3*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	c, err := stomp.ConnectWithContext(ctx, nc, stomp.ConnOpt.Login(b.env.User, b.env.Password),
 		stomp.ConnOpt.Host(vhost), stomp.ConnOpt.HeartBeat(0, 0), stomp.ConnOpt.RcvReceiptTimeout(5*time.Second),
 		stomp.ConnOpt.Logger(quiet{}))
 	if err != nil {
+		_ = nc.Close()
 		return nil, err
 	}
 	b.conns[vhost] = c
