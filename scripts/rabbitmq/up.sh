@@ -16,21 +16,23 @@ installed() {
 	done
 }
 
-# install_packages: apt-get with a policy-rc.d that keeps the packaged service from starting
-# (it would listen on every interface with RabbitMQ's default ports).
+# install_packages: apt-get while a policy-rc.d forbids packages to start their services (the
+# packaged broker would listen on every interface with RabbitMQ's default ports). A policy that
+# already forbids (Docker images ship one; scripts/openstack/up.sh writes one while it
+# installs) is left alone; ours is removed afterwards only if it is still ours. Should the
+# packaged broker start anyway, it is stopped.
 install_packages() {
 	installed && return 0
 	[ "$(id -u)" = 0 ] || die "rabbitmq-server is not installed and installing it needs root"
-	local prc=/usr/sbin/policy-rc.d backup="" t0
+	local prc=/usr/sbin/policy-rc.d mark="site-agent scripts/rabbitmq/up.sh" t0 rc=0
 	t0=$(date +%s)
-	if [ -e "$prc" ]; then
-		backup="$STATE/policy-rc.d.orig"
-		cp -p "$prc" "$backup"
+	"$prc" rabbitmq-server start >/dev/null 2>&1 || rc=$?
+	if [ "$rc" != 101 ]; then
+		printf '#!/bin/sh\n# %s: no service starts during install\nexit 101\n' "$mark" >"$prc"
+		chmod 755 "$prc"
+		# shellcheck disable=SC2064
+		trap "remove_our_policy '$mark'" EXIT
 	fi
-	printf '#!/bin/sh\n# site-agent scripts/rabbitmq/up.sh: no service starts during install\nexit 101\n' >"$prc"
-	chmod 755 "$prc"
-	# shellcheck disable=SC2064
-	trap "restore_policy_rc '$backup'" EXIT
 	export DEBIAN_FRONTEND=noninteractive
 	local apt=(apt-get -q -o DPkg::Lock::Timeout=300)
 	# shellcheck disable=SC2086
@@ -39,17 +41,20 @@ install_packages() {
 		# shellcheck disable=SC2086
 		"${apt[@]}" install -y --no-install-recommends --no-upgrade $PACKAGES
 	fi
-	restore_policy_rc "$backup"
+	remove_our_policy "$mark"
 	trap - EXIT
-	# Debian's postinst may have left the packaged node running when policy-rc.d was ignored.
 	if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
 		systemctl disable --now rabbitmq-server >/dev/null 2>&1 || true
+	elif pgrep -u rabbitmq -x beam.smp >/dev/null 2>&1; then
+		log "the packaged broker started during install; stopping it"
+		invoke-rc.d rabbitmq-server stop >/dev/null 2>&1 || true
 	fi
 	log "installed $PACKAGES in $(($(date +%s) - t0)) s"
 }
 
-restore_policy_rc() {
-	if [ -n "$1" ]; then mv -f "$1" /usr/sbin/policy-rc.d; else rm -f /usr/sbin/policy-rc.d; fi
+remove_our_policy() {
+	grep -qs "$1" /usr/sbin/policy-rc.d && rm -f /usr/sbin/policy-rc.d
+	return 0
 }
 
 write_config() {

@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +24,8 @@ import (
 type eventBroker interface {
 	waldursim.EventBroker
 	host() (host, port, path string)
-	down(t *testing.T)
-	up(t *testing.T)
+	down(t testing.TB)
+	up(t testing.TB)
 	refused() int // CONNECTs refused so far (-1: not known)
 }
 
@@ -34,7 +34,7 @@ type simBroker struct {
 	addr string
 }
 
-func newSimBroker(t *testing.T) *simBroker {
+func newSimBroker(t testing.TB) *simBroker {
 	b := stompsim.New(stompsim.Options{})
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
@@ -45,8 +45,8 @@ func (b *simBroker) host() (string, string, string) {
 	h, p, _ := net.SplitHostPort(b.addr)
 	return h, p, "/ws"
 }
-func (b *simBroker) down(*testing.T) { b.SetDown(true) }
-func (b *simBroker) up(*testing.T)   { b.SetDown(false) }
+func (b *simBroker) down(testing.TB) { b.SetDown(true) }
+func (b *simBroker) up(testing.TB)   { b.SetDown(false) }
 func (b *simBroker) refused() int    { return b.Stats().Refused }
 
 type realBroker struct {
@@ -54,14 +54,14 @@ type realBroker struct {
 	env *rmqenv.Env
 }
 
-func newRealBroker(t *testing.T) *realBroker {
+func newRealBroker(t testing.TB) *realBroker {
 	env := rmqenv.Load(t)
 	return &realBroker{Broker: env.Broker(t), env: env}
 }
 
 func (b *realBroker) host() (string, string, string) { return b.env.WebSTOMP() }
-func (b *realBroker) down(t *testing.T)              { b.env.Stop(t) }
-func (b *realBroker) up(t *testing.T)                { b.env.Start(t) }
+func (b *realBroker) down(t testing.TB)              { b.env.Stop(t) }
+func (b *realBroker) up(t testing.TB)                { b.env.Start(t) }
 func (b *realBroker) refused() int                   { return -1 }
 
 // eventEnv is an env whose simulator publishes to a broker and whose config enables events.
@@ -71,14 +71,10 @@ type eventEnv struct {
 	health string // http://addr of /readyz and /metrics
 }
 
-func newEventEnv(t *testing.T, broker eventBroker) *eventEnv {
+func newEventEnv(t testing.TB, broker eventBroker) *eventEnv {
 	t.Helper()
 	e := &eventEnv{env: newEnv(t, waldursim.Options{Broker: broker}), broker: broker}
-	host, port, path := broker.host()
-	text := readFile(t, e.config)
-	text = strings.Replace(text, "    backend_type: inmemory\n", "    backend_type: inmemory\n    stomp_enabled: true\n"+
-		"    stomp_ws_host: "+host+"\n    stomp_ws_port: "+port+"\n    stomp_ws_path: "+path+"\n    websocket_use_tls: false\n", 1)
-	writeFile(t, e.config, text)
+	e.enableEvents("    backend_type: inmemory\n")
 	return e
 }
 
@@ -128,7 +124,7 @@ func TestRealRabbitMQEventModeProcessesOrders(t *testing.T) { eventOrders(t, new
 
 // eventOrders: orders are done as their events arrive, malformed events are logged and
 // dropped, SIGTERM stops the agent cleanly.
-func eventOrders(t *testing.T, broker eventBroker) {
+func eventOrders(t testing.TB, broker eventBroker) {
 	e := newEventEnv(t, broker)
 	p := e.startAgent()
 	waitFor(t, 15*time.Second, "readiness (all listeners subscribed)", e.ready)
@@ -168,7 +164,7 @@ func TestRealRabbitMQRestartMidStream(t *testing.T) { eventOutage(t, newRealBrok
 
 // eventOutage creates orders continuously while the broker goes down and comes back: every
 // order ends done exactly once, and orders flow again within 2 s of the broker's return.
-func eventOutage(t *testing.T, broker eventBroker) {
+func eventOutage(t testing.TB, broker eventBroker) {
 	e := newEventEnv(t, broker)
 	p := e.startAgent()
 	t.Cleanup(func() {
@@ -247,7 +243,7 @@ func TestRealRabbitMQWrongCredentials(t *testing.T) { eventWrongCredentials(t, n
 // eventWrongCredentials: the broker user's password does not match the agent's token. The agent
 // says so clearly, retries with backoff (no busy loop), reports not ready, still processes
 // orders through reconciliation, and subscribes once the credentials are fixed.
-func eventWrongCredentials(t *testing.T, broker eventBroker) {
+func eventWrongCredentials(t testing.TB, broker eventBroker) {
 	e := newEventEnv(t, broker)
 	e.sim.SetBrokerPassword("not-the-token")
 	early := e.world.CreateOrder("before", map[string]float64{"cpu": 1})

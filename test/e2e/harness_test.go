@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 
 // env is one test's world: a simulator on loopback, a config file and a backend state file.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	world  *scenario.World
 	sim    *waldursim.Server
 	url    string
@@ -50,7 +50,7 @@ type env struct {
 	state  string
 }
 
-func newEnv(t *testing.T, opts waldursim.Options, settings ...string) *env {
+func newEnv(t testing.TB, opts waldursim.Options, settings ...string) *env {
 	t.Helper()
 	opts.Token = scenario.Token
 	sim := waldursim.New(opts)
@@ -183,7 +183,7 @@ func (p *proc) kill() {
 }
 
 // waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {

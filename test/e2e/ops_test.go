@@ -226,7 +226,7 @@ func TestPeriodEnvironmentVariable(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +244,7 @@ func get(url string) int {
 	return resp.StatusCode
 }
 
-func body(t *testing.T, url string) string {
+func body(t testing.TB, url string) string {
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +254,7 @@ func body(t *testing.T, url string) string {
 	return string(b)
 }
 
-func readFile(t *testing.T, p string) string {
+func readFile(t testing.TB, p string) string {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func readFile(t *testing.T, p string) string {
 	return string(b)
 }
 
-func writeFile(t *testing.T, p, s string) {
+func writeFile(t testing.TB, p, s string) {
 	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -37,8 +37,15 @@ type rancherEnv struct {
 
 func newRancherEnv(t *testing.T, keycloak bool) *rancherEnv {
 	t.Helper()
+	return newRancherEnvWith(t, keycloak, waldursim.Options{})
+}
+
+// newRancherEnvWith is newRancherEnv with simulator options (an event broker, say).
+func newRancherEnvWith(t testing.TB, keycloak bool, opts waldursim.Options) *rancherEnv {
+	t.Helper()
 	kube := kubeenv.Start(t)
-	sim := waldursim.New(waldursim.Options{Token: scenario.Token})
+	opts.Token = scenario.Token
+	sim := waldursim.New(opts)
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	e := &rancherEnv{env: &env{t: t, sim: sim, url: srv.URL, dir: t.TempDir(), world: scenario.New(sim, scenario.Options{Users: 3})}, kube: kube}
