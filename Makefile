@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/waldur/site-agent/internal/cli.Version=$(VERSION)
 
-.PHONY: build demo test test-fast bench lint
+.PHONY: build demo test test-fast bench bench-events lint
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/site-agent ./cmd/site-agent
 demo:
@@ -13,5 +13,10 @@ test-fast:
 	SITE_AGENT_SKIP_REAL=1 FUZZTIME=5s ./scripts/test.sh
 bench:
 	go test -run '^$$' -bench . -benchtime 1x ./internal/cli/ ./test/e2e/
+# event → done latency and recovery after a broker restart, against real RabbitMQ (needs root
+# the first time, to install it) and, when built, the real Kubernetes control plane
+bench-events:
+	./scripts/rabbitmq/up.sh
+	SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench EventLatency -benchtime 1x ./test/e2e/
 lint:
 	gofmt -l . && go vet ./...

@@ -9,10 +9,11 @@
 #   - container: the OCI image built without a registry and run read-only, non-root with podman
 #     (scripts/container/test.sh; installs buildah, podman, runc; root);
 #   - Helm: the chart linted, rendered and dry-run applied to the kube-apiserver, with Helm
-#     built from the module proxy and cached (scripts/helm/build.sh).
+#     built from the module proxy and cached (scripts/helm/build.sh);
+#   - RabbitMQ with STOMP and Web-STOMP from Debian's package (scripts/rabbitmq/up.sh).
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
-# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 leave a part out (e.g. on a machine
-# without root). HELM needs KUBE.
+# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 leave a part out (e.g. on a
+# machine without root). HELM needs KUBE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -48,6 +49,19 @@ if [ "${OPENSTACK:-1}" = 1 ]; then
   os_pid=$!
 fi
 
+# RabbitMQ: installing the package needs root; once installed a normal user can run it.
+if [ -z "${RABBITMQ:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ] &&
+	! dpkg-query -W -f '${Status}' rabbitmq-server 2>/dev/null | grep -q 'install ok installed'; then
+  echo "NOTICE: not root and rabbitmq-server is not installed: skipping the real RabbitMQ tests; run as root or set RABBITMQ=1" >&2
+  RABBITMQ=0
+fi
+rmq_pid=""
+if [ "${RABBITMQ:-1}" = 1 ]; then
+  log "starting RabbitMQ in the background (log: /tmp/site-agent-rabbitmq-up.log)"
+  ./scripts/rabbitmq/up.sh >/tmp/site-agent-rabbitmq-up.log 2>&1 &
+  rmq_pid=$!
+fi
+
 packages=(./internal/testenv/...)
 e2e=()
 if [ "${KUBE:-1}" = 1 ]; then
@@ -66,6 +80,18 @@ if [ -n "$os_pid" ]; then
   tail -3 /tmp/site-agent-openstack-up.log
   packages+=(./internal/backends/openstack/...)
   e2e+=(OpenStack)
+fi
+
+if [ -n "$rmq_pid" ]; then
+  log "waiting for RabbitMQ ($(elapsed))"
+  if ! wait "$rmq_pid"; then
+    tail -30 /tmp/site-agent-rabbitmq-up.log
+    echo "scripts/rabbitmq/up.sh failed" >&2
+    exit 1
+  fi
+  tail -2 /tmp/site-agent-rabbitmq-up.log
+  packages+=(./internal/events/...)
+  e2e+=(RealRabbitMQ)
 fi
 
 log "go test (real servers) ${packages[*]} ($(elapsed))"
