@@ -8,6 +8,8 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/apt.sh"
 
 installed() {
 	local p
@@ -34,12 +36,13 @@ install_packages() {
 		trap "remove_our_policy '$mark'" EXIT
 	fi
 	export DEBIAN_FRONTEND=noninteractive
-	local apt=(apt-get -q -o DPkg::Lock::Timeout=300)
+	# apt_get waits (bounded) for other package managers, such as the OpenStack install that
+	# scripts/test-real.sh runs at the same time. Try the current lists first; update on failure.
 	# shellcheck disable=SC2086
-	if ! "${apt[@]}" install -y --no-install-recommends --no-upgrade $PACKAGES; then
-		"${apt[@]}" update
+	if ! apt_get -q install -y --no-install-recommends --no-upgrade $PACKAGES; then
+		apt_get -q update || die "apt-get update failed"
 		# shellcheck disable=SC2086
-		"${apt[@]}" install -y --no-install-recommends --no-upgrade $PACKAGES
+		apt_get -q install -y --no-install-recommends --no-upgrade $PACKAGES || die "apt-get install failed"
 	fi
 	remove_our_policy "$mark"
 	trap - EXIT
