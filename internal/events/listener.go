@@ -63,72 +63,81 @@ func (l *Listener) Status() Status {
 // their context, so that work in flight when stop comes can finish (the caller bounds work).
 // Run returns once every handler has returned and the connection is closed.
 func (l *Listener) Run(stop, work context.Context) error {
-	var (
-		sess     Session
-		prepared bool
-		attempt  int
-		refused  bool
-		early    int // connections in a row that died right after subscribing
-		outage   = time.Now()
-		conn     *conn
-	)
-	defer func() {
-		l.wg.Wait() // in-flight handlers finish and acknowledge
-		if conn != nil {
-			conn.close(true)
-		}
-	}()
+	defer l.wg.Wait() // in-flight handlers finish and acknowledge
+	r := &round{outage: time.Now()}
 	for stop.Err() == nil {
-		var err error
-		if !prepared {
-			if sess, err = l.o.Prepare(stop); err == nil {
-				prepared = true
-			} else {
-				refused = true // waiting on Waldur: the slow schedule
-			}
+		again, err := l.try(stop, work, r)
+		if stop.Err() != nil {
+			return nil
 		}
-		if prepared {
-			if conn, err = dial(stop, l.o, sess); err == nil {
-				attempt, refused = 0, false
-				l.setState(true, "")
-				var delivered int
-				delivered, err = l.consume(stop, work, conn)
-				if stop.Err() != nil {
-					l.setState(false, "")
-					return nil
-				}
-				lasted := time.Since(conn.since)
-				if delivered == 0 && lasted < refusalWindow {
-					early++
-				} else {
-					early = 0
-				}
-				if early >= 2 && !isRefused(err) {
-					err = &RefusedError{Message: "connection closed right after subscribing", Detail: "the broker refuses the login, the virtual host or the queue " + sess.Queue}
-				}
-				conn.close(false)
-				conn = nil
-				l.setState(false, err.Error())
-				refused = isRefused(err)
-				prepared = prepared && !refused
-				l.log.Warn("event connection lost; reconnecting", zap.Error(err), zap.Duration("lasted", lasted))
-				if lasted >= stableAfter && !refused {
-					outage = time.Now()
-					continue // a fresh outage: try again at once
-				}
-			} else {
-				refused = isRefused(err)
-				prepared = prepared && !refused
-			}
+		if again {
+			continue // a fresh outage after a stable connection: try again at once
 		}
-		wait := l.delay(attempt, refused, outage)
-		l.failed(err, attempt, wait)
-		attempt++
+		wait := l.delay(r.attempt, r.refused, r.outage)
+		l.failed(err, r.attempt, wait)
+		r.attempt++
 		if !sleep(stop, wait) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// round is the reconnect loop's memory.
+type round struct {
+	sess     Session
+	prepared bool      // sess is current (Prepare ran since the last refusal)
+	attempt  int       // failed attempts of this outage
+	refused  bool      // the last failure was a refusal (or Waldur): the slow schedule
+	early    int       // connections in a row that died right after subscribing
+	outage   time.Time // when this outage began
+}
+
+// try prepares if needed, connects and consumes until the connection ends. again says to
+// retry at once rather than after a delay.
+func (l *Listener) try(stop, work context.Context, r *round) (again bool, err error) {
+	if !r.prepared {
+		if r.sess, err = l.o.Prepare(stop); err != nil {
+			r.refused = true // waiting on Waldur: the slow schedule
+			return false, err
+		}
+		r.prepared = true
+	}
+	c, err := dial(stop, l.o, r.sess)
+	if err != nil {
+		r.refused = isRefused(err)
+		r.prepared = !r.refused
+		return false, err
+	}
+	r.attempt, r.refused = 0, false
+	l.setState(true, "")
+	delivered, err := l.consume(stop, work, c)
+	if stop.Err() != nil {
+		l.setState(false, "")
+		l.wg.Wait() // in-flight handlers finish and acknowledge on this connection
+		c.close(true)
+		return false, nil
+	}
+	c.close(false)
+	lasted := time.Since(c.since)
+	if delivered == 0 && lasted < refusalWindow {
+		r.early++
+	} else {
+		r.early = 0
+	}
+	if r.early >= 2 && !isRefused(err) {
+		err = &RefusedError{Message: "connection closed right after subscribing",
+			Detail: "the broker refuses the login, the virtual host or the queue " + r.sess.Queue}
+	}
+	l.setState(false, err.Error())
+	r.refused = isRefused(err)
+	r.prepared = !r.refused
+	l.log.Warn("event connection lost; reconnecting", zap.Error(err), zap.Duration("lasted", lasted))
+	if lasted >= stableAfter && !r.refused {
+		r.outage = time.Now()
+		return true, err
+	}
+	return false, err
 }
 
 // delay is the pause before the next attempt.

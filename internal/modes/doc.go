@@ -1,7 +1,11 @@
 // Package modes runs the agent's work: one Runner (ticker with jitter, per-offering isolation,
 // bounded concurrency, timeouts, panic recovery, heartbeat and cycle metrics) drives a Mode's
 // RunOnce for every configured offering. The modes are order processing, membership sync and
-// usage reporting; each is fetch → plan (pure functions in plan.go) → apply → report.
+// usage reporting; each is fetch → plan (pure functions in plan.go) → apply → report. The
+// event mode (events*.go) is a Listener the Runner also starts once per offering: it turns
+// Waldur's events into the same work through small entry points (Orders.ProcessOrder,
+// Membership.SyncResources), with orders and resources serialised per resource (locks.go), and
+// its RunOnce is the reconciliation.
 //
 // Runner.Run stops gracefully when its context is cancelled (work in flight gets a grace period)
 // and at once when its fence is cancelled (a leader that lost its lease writes nothing more).

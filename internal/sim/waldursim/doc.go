@@ -7,7 +7,10 @@
 // every response the simulator produces is validated against the contract's response schema so
 // that a client decoding it decodes real Waldur shapes. State changes follow Waldur
 // (Mastermind): order, resource and offering-user state machines, usage billing periods,
-// pagination with Link headers and X-Result-Count, sparse field selection.
+// pagination with Link headers and X-Result-Count, sparse field selection. Given an
+// EventBroker (events.go), create_queue declares the subscription's queue on it and changes to
+// orders, roles, resources, accounts and offering users are published to the queues of the
+// offerings concerned, as Mastermind does with RabbitMQ.
 //
 // It must not be used by product code at runtime, and it must not read anything outside the
 // package: the contract is embedded. Known deviations of real Waldur from its own contract are
