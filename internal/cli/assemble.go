@@ -63,6 +63,9 @@ func (a *agent) assemble(cfg *config.Config, o buildOptions, env *modes.Env) err
 		if o.mode == modeAll {
 			return &config.Error{Path: cfg.Path, Key: "offerings", Problem: "no offering sets order_processing_backend, membership_sync_backend or reporting_backend, so mode all has nothing to do"}
 		}
+		if err := servedByEvents(cfg, o.mode); err != nil {
+			return err
+		}
 		key, _ := backendKey(o.mode, config.Offering{})
 		return &config.Error{Path: cfg.Path, Key: key, Problem: fmt.Sprintf("no offering sets %s, so mode %s has nothing to do", key, o.mode)}
 	}

@@ -77,6 +77,21 @@ func buildEvents(a *agent, cfg *config.Config, o buildOptions, sh *shared, p tas
 	return eventTask{Runner: r, events: ev}, nil
 }
 
+// servedByEvents explains an empty polling mode whose offerings all use events.
+func servedByEvents(cfg *config.Config, mode string) error {
+	if mode != "order_process" && mode != "membership_sync" {
+		return nil
+	}
+	for _, off := range cfg.Offerings {
+		if why := skipReason(mode, off); why == "offering is served by event_process; skipped" ||
+			why == "offering syncs membership through events; skipped" {
+			return &config.Error{Path: cfg.Path, Key: "stomp_enabled",
+				Problem: fmt.Sprintf("the offerings of mode %s are served by events: run -m event_process (or -m all)", mode)}
+		}
+	}
+	return nil
+}
+
 func sideError(cfg *config.Config, off config.Offering, key string, err error) error {
 	return &config.Error{Path: cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d].%s", off.Index, key), Problem: err.Error()}
 }

@@ -286,6 +286,11 @@ func TestEventModeConfigErrors(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "offerings[0].stomp_ws_port") {
 		t.Errorf("bad port: %s", r)
 	}
+	writeFile(t, e.config, strings.Replace(cfg, "    backend_type: inmemory\n", "    backend_type: inmemory\n    stomp_enabled: true\n", 1))
+	r = e.run("-m", "order_process", "-c", e.config, "--once")
+	if r.code != 2 || !strings.Contains(r.stderr, "served by events: run -m event_process") || !strings.Contains(r.stdout, "offering is served by event_process; skipped") {
+		t.Errorf("order_process for an event offering: %s", r)
+	}
 	if n := e.sim.TotalCalls(); n != 0 {
 		t.Errorf("%d calls before the configuration was valid", n)
 	}
