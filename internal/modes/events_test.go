@@ -50,7 +50,7 @@ func newEventRig(t *testing.T) *evRig {
 	runner := &Runner{Env: f.env, Mode: m, Units: units, Period: time.Hour, Register: reg.Register, Grace: time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop, r.done = cancel, make(chan struct{})
-	go func() { defer close(r.done); _ = runner.Run(ctx) }()
+	go func() { defer close(r.done); _ = runner.Run(ctx, nil) }()
 	t.Cleanup(func() { cancel(); <-r.done })
 	r.waitFor("listeners subscribed", func() bool { return m.Ready() == nil })
 	r.settle()
