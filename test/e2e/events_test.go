@@ -78,12 +78,16 @@ func newEventEnv(t testing.TB, broker eventBroker) *eventEnv {
 	return e
 }
 
-// startAgent runs event_process and waits until its health listener answers.
-func (e *eventEnv) startAgent() *proc {
+// startAgent runs event_process (or the given mode) and waits until its health listener answers.
+func (e *eventEnv) startAgent(mode ...string) *proc {
 	e.t.Helper()
 	addr := freeAddr(e.t)
 	e.health = "http://" + addr
-	p := e.start("-m", "event_process", "-c", e.config, "--listen", addr)
+	m := "event_process"
+	if len(mode) > 0 {
+		m = mode[0]
+	}
+	p := e.start("-m", m, "-c", e.config, "--listen", addr)
 	waitFor(e.t, 10*time.Second, "health listener", func() bool { return get(e.health+"/healthz") == 200 })
 	return p
 }
@@ -272,6 +276,23 @@ func eventWrongCredentials(t testing.TB, broker eventBroker) {
 	waitFor(t, 90*time.Second, "readiness after the fix", e.ready)
 	o := e.world.CreateOrder("after", map[string]float64{"cpu": 1})
 	waitFor(t, 10*time.Second, "an order by event", func() bool { return e.allDone([]string{o.UUID}) })
+}
+
+// TestAllModesRunsEventsInsteadOfOrderPolling: with -m all an offering with stomp_enabled gets
+// event_process (orders by event, membership by event) and report, and no order_process.
+func TestAllModesRunsEventsInsteadOfOrderPolling(t *testing.T) {
+	e := newEventEnv(t, newSimBroker(t))
+	p := e.startAgent("all")
+	waitFor(t, 15*time.Second, "readiness", e.ready)
+	o := e.world.CreateOrder("all-mode", map[string]float64{"cpu": 1})
+	waitFor(t, 10*time.Second, "order done by event", func() bool { return e.allDone([]string{o.UUID}) })
+	out := p.out.String()
+	if !strings.Contains(out, `"modes":["report","event_process"]`) {
+		t.Errorf("modes started: %s", tail(out))
+	}
+	if calls := e.sim.Calls()["marketplace_orders_list"]; calls > 2 {
+		t.Errorf("%d order listings: order_process polled alongside events", calls)
+	}
 }
 
 func TestEventModeConfigErrors(t *testing.T) {
