@@ -92,7 +92,8 @@ func eventLatency(b *testing.B, e *eventEnv, limits map[string]float64) {
 	after := one("after-restart")
 	waitFor(b, 30*time.Second, "the order whose event was lost", func() bool { return e.allDone([]string{lost.UUID}) })
 	o, _ := e.sim.Order(lost.UUID)
-	b.ReportMetric(ms(o.Modified.Sub(back)), "ms-recovered-after-restart")
+	// Zero when the agent had it done before restart.sh saw every port of the broker answer.
+	b.ReportMetric(ms(max(0, o.Modified.Sub(back))), "ms-recovered-after-restart")
 	b.ReportMetric(ms(after), "ms-latency-after-restart")
 }
 
