@@ -111,9 +111,13 @@ func (m *Events) objectTypes(ctx context.Context, eo *eventOffering) []string {
 	if eo.members != nil {
 		types = append(types, memberTypes...)
 		v, err := eo.members.Waldur.Version(ctx)
-		if err == nil && atLeast(v, 8, 0, 9) {
+		switch {
+		case err != nil:
+			eo.members.Log.Warn("could not read waldur's version; not subscribing to offering_resources_sync (reconciliation covers it)",
+				zap.Error(err))
+		case atLeast(v, 8, 0, 9):
 			types = append(types, syncType)
-		} else {
+		default:
 			eo.members.Log.Info("waldur predates offering_resources_sync events (8.0.9); forced syncs are picked up by reconciliation",
 				zap.String("waldur_version", v))
 		}
