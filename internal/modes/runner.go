@@ -69,8 +69,12 @@ func (r *Runner) Run(ctx, fence context.Context) error {
 		tick = 30 * time.Second
 	}
 	beating, stopBeating := context.WithCancel(context.Background())
-	defer stopBeating()
-	go r.heartbeat(beating, tick) // proves the process alive, even during a long cycle
+	beaten := make(chan struct{})
+	defer func() { stopBeating(); <-beaten }() // no heart-beat write after Run returns
+	go func() {
+		defer close(beaten)
+		r.heartbeat(beating, tick) // proves the process alive, even during a long cycle
+	}()
 	for {
 		_ = r.RunOnce(work)
 		if ctx.Err() != nil {
