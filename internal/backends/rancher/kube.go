@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
@@ -23,7 +22,7 @@ import (
 // kubeClient reaches the downstream cluster through Rancher's /k8s/clusters/<id> proxy with
 // the Rancher API token, as kubectl does with a Rancher-generated kubeconfig.
 type kubeClient struct {
-	cs kubernetes.Interface
+	cs *kubeAPI
 }
 
 func newKubeClient(c *config, log *zap.Logger) (*kubeClient, error) {
@@ -43,7 +42,7 @@ func newKubeClientWith(c *config, log *zap.Logger, pol upstream.RetryPolicy) (*k
 			return kubeTransport(rt, c, pol, log)
 		},
 	}
-	cs, err := kubernetes.NewForConfig(rc)
+	cs, err := newKubeAPI(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client for %s: %w", rc.Host, err)
 	}
