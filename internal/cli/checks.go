@@ -7,36 +7,32 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
 
 func checkConfigCmd(args []string, io IO) int {
-	fs := flag.NewFlagSet("check-config", flag.ContinueOnError)
-	fs.SetOutput(io.Stderr)
-	var f runFlags
-	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
-	}
-	cfg, warnings, code := loadConfig(f.configFile, nil, io)
-	for _, w := range warnings {
-		fmt.Fprintln(io.Stdout, "warning:", w)
-	}
-	if code != ExitOK {
-		return code
-	}
-	reg := registry()
-	for _, off := range cfg.Offerings {
-		for _, m := range modeNames() {
-			key, name := backendKey(m, off)
-			if name != "" && !reg.Has(name) {
-				fmt.Fprintf(io.Stderr, "site-agent: %s: offerings[%d].%s: unknown backend %q (available: %v)\n", off.Label(), off.Index, key, name, reg.Names())
-				return ExitUsage
-			}
+	printWarnings := func(io IO, warnings []string) {
+		for _, w := range warnings {
+			fmt.Fprintln(io.Stdout, "warning:", w)
 		}
 	}
-	fmt.Fprintf(io.Stdout, "%s: %d offering(s), configuration is valid\n", cfg.Path, len(cfg.Offerings))
-	return ExitOK
+	s := spec{name: "check-config", warnings: printWarnings}
+	return command(context.Background(), s, args, io, func(_ context.Context, inv *invocation) error {
+		reg := registry()
+		for _, off := range inv.cfg.Offerings {
+			for _, m := range modeNames() {
+				key, name := backendKey(m, off)
+				if name != "" && !reg.Has(name) {
+					return usageErr(fmt.Errorf("%s: offerings[%d].%s: unknown backend %q (available: %v)", off.Label(), off.Index, key, name, reg.Names()))
+				}
+			}
+		}
+		fmt.Fprintf(io.Stdout, "%s: %d offering(s), configuration is valid\n", inv.cfg.Path, len(inv.cfg.Offerings))
+		return nil
+	})
 }
 
 // healthzCmd is the incumbent's waldur_site_healthz: liveness from the heartbeat file's age,
@@ -50,7 +46,7 @@ func healthzCmd(ctx context.Context, args []string, io IO) int {
 	livenessOnly := fs.Bool("liveness-only", false, "only check the heartbeat file")
 	heartbeat := fs.String("heartbeat-file", "", "heartbeat file (default: $SITE_AGENT_HEARTBEAT_FILE, heartbeat_file from the configuration, else /tmp/waldur-site-agent-heartbeat)")
 	if err := fs.Parse(args); err != nil {
-		return ExitUsage
+		return exitCode(io, errUsageReported)
 	}
 	path := *heartbeat
 	if path == "" {
@@ -62,9 +58,9 @@ func healthzCmd(ctx context.Context, args []string, io IO) int {
 	if *livenessOnly {
 		return healthResult(io, telemetry.CheckFile(path, time.Duration(*maxAge)*time.Second, time.Now()))
 	}
-	cfg, _, code := loadConfig(*configFile, nil, io)
-	if code != ExitOK {
-		return code
+	cfg, _, err := config.Load(*configFile, config.Options{Environ: io.Environ, Resolver: secretResolver})
+	if err != nil {
+		return exitCode(io, usageErr(err))
 	}
 	if path == "" {
 		path = cfg.HeartbeatFile
@@ -74,7 +70,7 @@ func healthzCmd(ctx context.Context, args []string, io IO) int {
 	}
 	var lastErr error
 	for _, off := range cfg.Offerings {
-		c, err := newProbeClient(cfg, off, "healthz")
+		c, err := newProbeClient(cfg, off, "healthz", zap.NewNop())
 		if err == nil {
 			cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 			err = c.Ping(cctx)

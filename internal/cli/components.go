@@ -2,11 +2,12 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/config"
 )
 
 // componentExtras are component keys passed through to Waldur as they are (those the 8.0.5
@@ -16,65 +17,65 @@ var componentExtras = []string{"description", "min_value", "max_value", "max_ava
 
 // loadComponentsCmd creates or updates every configured component of every offering in Waldur.
 func loadComponentsCmd(ctx context.Context, args []string, io IO) int {
-	fs := flag.NewFlagSet("load-components", flag.ContinueOnError)
-	fs.SetOutput(io.Stderr)
-	var f runFlags
-	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
-	}
-	cfg, _, code := loadConfig(f.configFile, nil, io)
-	if code != ExitOK {
-		return code
-	}
-	failures := 0
-	for _, off := range cfg.Offerings {
-		c, err := newProbeClient(cfg, off, "load-components")
-		if err != nil {
-			fmt.Fprintf(io.Stderr, "%s: %v\n", off.Label(), err)
-			failures++
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		o, err := c.GetOffering(cctx, off.UUID, "components")
-		if err != nil {
-			cancel()
-			fmt.Fprintf(io.Stderr, "%s: cannot read offering: %v\n", off.Label(), err)
-			failures++
-			continue
-		}
-		existing := map[string]string{} // type → uuid
-		periods := map[string]*string{} // type → limit_period in Waldur
-		for _, wc := range o.Components {
-			existing[wc.Type] = wc.UUID
-			periods[wc.Type] = wc.LimitPeriod
-		}
-		for _, comp := range off.Components {
-			body := componentBody(comp)
-			verb := "created"
-			if uuid, ok := existing[comp.Name]; ok {
-				body["uuid"] = uuid
-				if _, set := body["limit_period"]; !set && periods[comp.Name] != nil {
-					body["limit_period"] = *periods[comp.Name] // keep Waldur's when the config has none
-				}
-				verb = "updated"
-				err = c.UpdateOfferingComponent(cctx, off.UUID, body)
-			} else {
-				err = c.CreateOfferingComponent(cctx, off.UUID, body)
-			}
-			if err != nil {
-				fmt.Fprintf(io.Stderr, "%s: component %s: %v\n", off.Label(), comp.Name, err)
+	return command(ctx, spec{name: "load-components"}, args, io, func(ctx context.Context, inv *invocation) error {
+		failures := 0
+		for _, off := range inv.cfg.Offerings {
+			if err := loadComponents(ctx, inv, off, io); err != nil {
+				fmt.Fprintf(io.Stderr, "%s: %v\n", off.Label(), err)
 				failures++
-				continue
 			}
-			fmt.Fprintf(io.Stdout, "%s: component %s %s\n", off.Label(), comp.Name, verb)
 		}
-		cancel()
+		if failures > 0 {
+			return errReported
+		}
+		return nil
+	})
+}
+
+// loadComponents creates or updates the offering's components; a failed component is
+// reported and counted in the returned error.
+func loadComponents(ctx context.Context, inv *invocation, off config.Offering, io IO) error {
+	c, err := newProbeClient(inv.cfg, off, "load-components", inv.log)
+	if err != nil {
+		return err
 	}
-	if failures > 0 {
-		return ExitFailure
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	o, err := c.GetOffering(ctx, off.UUID, "components")
+	if err != nil {
+		return fmt.Errorf("cannot read offering: %w", err)
 	}
-	return ExitOK
+	existing := map[string]string{} // type → uuid
+	periods := map[string]*string{} // type → limit_period in Waldur
+	for _, wc := range o.Components {
+		existing[wc.Type] = wc.UUID
+		periods[wc.Type] = wc.LimitPeriod
+	}
+	var failed []string
+	for _, comp := range off.Components {
+		body := componentBody(comp)
+		verb := "created"
+		if uuid, ok := existing[comp.Name]; ok {
+			body["uuid"] = uuid
+			if _, set := body["limit_period"]; !set && periods[comp.Name] != nil {
+				body["limit_period"] = *periods[comp.Name] // keep Waldur's when the config has none
+			}
+			verb = "updated"
+			err = c.UpdateOfferingComponent(ctx, off.UUID, body)
+		} else {
+			err = c.CreateOfferingComponent(ctx, off.UUID, body)
+		}
+		if err != nil {
+			fmt.Fprintf(io.Stderr, "%s: component %s: %v\n", off.Label(), comp.Name, err)
+			failed = append(failed, comp.Name)
+			continue
+		}
+		fmt.Fprintf(io.Stdout, "%s: component %s %s\n", off.Label(), comp.Name, verb)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d component(s) failed: %s", len(failed), strings.Join(failed, ", "))
+	}
+	return nil
 }
 
 func componentBody(c backends.Component) map[string]any {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -32,39 +31,31 @@ func (r *report) line(ok bool, name, detail string) {
 }
 
 func diagnosticsCmd(ctx context.Context, args []string, io IO) int {
-	fs := flag.NewFlagSet("diagnostics", flag.ContinueOnError)
-	fs.SetOutput(io.Stderr)
-	var f runFlags
-	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
-	}
-	cfg, warnings, code := loadConfig(f.configFile, nil, io)
-	if code != ExitOK {
-		return code
-	}
-	r := &report{w: io.Stdout}
-	fmt.Fprintf(io.Stdout, "site-agent %s diagnostics for %s\n", Version, cfg.Path)
-	for _, w := range warnings {
-		fmt.Fprintln(io.Stdout, "  warning:", w)
-	}
-	for _, off := range cfg.Offerings {
-		fmt.Fprintf(io.Stdout, "\n%s, uuid %s\n", off.Label(), off.UUID)
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		diagnoseWaldur(cctx, r, cfg, off)
-		diagnoseBackends(cctx, r, off)
-		cancel()
-	}
-	if r.problems > 0 {
-		fmt.Fprintf(io.Stdout, "\n%d problem(s) found\n", r.problems)
-		return ExitFailure
-	}
-	fmt.Fprintln(io.Stdout, "\nall checks passed")
-	return ExitOK
+	return command(ctx, spec{name: "diagnostics"}, args, io, func(ctx context.Context, inv *invocation) error {
+		cfg := inv.cfg
+		r := &report{w: io.Stdout}
+		fmt.Fprintf(io.Stdout, "site-agent %s diagnostics for %s\n", Version, cfg.Path)
+		for _, w := range inv.warnings {
+			fmt.Fprintln(io.Stdout, "  warning:", w)
+		}
+		for _, off := range cfg.Offerings {
+			fmt.Fprintf(io.Stdout, "\n%s, uuid %s\n", off.Label(), off.UUID)
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			diagnoseWaldur(cctx, r, cfg, off, inv.log)
+			diagnoseBackends(cctx, r, off, inv.log)
+			cancel()
+		}
+		if r.problems > 0 {
+			fmt.Fprintf(io.Stdout, "\n%d problem(s) found\n", r.problems)
+			return errReported
+		}
+		fmt.Fprintln(io.Stdout, "\nall checks passed")
+		return nil
+	})
 }
 
-func diagnoseWaldur(ctx context.Context, r *report, cfg *config.Config, off config.Offering) {
-	c, err := newProbeClient(cfg, off, "diagnostics")
+func diagnoseWaldur(ctx context.Context, r *report, cfg *config.Config, off config.Offering, log *zap.Logger) {
+	c, err := newProbeClient(cfg, off, "diagnostics", log)
 	if err != nil {
 		r.line(false, "waldur client", err.Error())
 		return
@@ -140,7 +131,7 @@ func checkComponents(r *report, off config.Offering, o waldurclient.Offering) {
 	r.line(true, "components", fmt.Sprintf("%d in Waldur, %d configured", len(o.Components), len(off.Components)))
 }
 
-func diagnoseBackends(ctx context.Context, r *report, off config.Offering) {
+func diagnoseBackends(ctx context.Context, r *report, off config.Offering, log *zap.Logger) {
 	reg := registry()
 	seen := map[string]bool{}
 	for _, m := range modeNames() {
@@ -153,7 +144,8 @@ func diagnoseBackends(ctx context.Context, r *report, off config.Offering) {
 			r.line(false, "backend "+name, fmt.Sprintf("%s: unknown backend (available: %v)", key, reg.Names()))
 			continue
 		}
-		b, _, err := reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings, Components: off.Components, Logger: zap.NewNop()})
+		b, _, err := reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings, Components: off.Components,
+			Logger: log.With(zap.String("offering", off.Name), zap.String("backend", name))})
 		if err != nil {
 			r.line(false, "backend "+name, err.Error())
 			continue

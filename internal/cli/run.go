@@ -31,6 +31,7 @@ type runFlags struct {
 	once, dryRun                       bool
 	period                             time.Duration
 	leader                             leaderFlags
+	periods                            map[string]time.Duration // of every mode run, resolved by checkRun
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -47,56 +48,41 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 }
 
 func runCmd(ctx context.Context, args []string, io IO) int {
-	fs := flag.NewFlagSet("site-agent", flag.ContinueOnError)
-	fs.SetOutput(io.Stderr)
-	var f runFlags
-	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(io.Stderr, "site-agent: unexpected argument %q\n", fs.Arg(0))
-		return ExitUsage
-	}
-	periods, err := modePeriods(f, io.Environ)
+	s := spec{name: "site-agent", overrides: true, check: checkRun, logTo: toStdout}
+	return command(ctx, s, args, io, func(ctx context.Context, inv *invocation) error {
+		f := inv.flags
+		opts := buildOptions{mode: f.mode, dryRun: f.dryRun, periods: f.periods, warnings: inv.warnings, stdout: io.Stdout,
+			metrics: telemetry.NewMetrics(), logger: inv.log}
+		a, err := build(inv.cfg, opts)
+		if err != nil {
+			return usageErr(err)
+		}
+		el, err := newElector(inv.cfg, a)
+		if err != nil {
+			a.close()
+			return usageErr(err)
+		}
+		if f.once {
+			defer a.close()
+			return a.runOnce(ctx)
+		}
+		opts.logger = nil // a reload builds the logger of the new configuration
+		return serve(ctx, a, reloader(f, opts, io), el)
+	})
+}
+
+// checkRun validates the run flags before the configuration is read: the mode, the period of
+// every mode it runs, and --once without leader election.
+func checkRun(f *runFlags, io IO) error {
+	periods, err := modePeriods(*f, io.Environ)
 	if err != nil {
-		fmt.Fprintln(io.Stderr, "site-agent:", err)
-		return ExitUsage
+		return err
 	}
 	if f.once && f.leader.requested() {
-		fmt.Fprintln(io.Stderr, "site-agent: --once cannot be combined with leader election (a single pass needs no lease)")
-		return ExitUsage
+		return errors.New("--once cannot be combined with leader election (a single pass needs no lease)")
 	}
-	cfg, warnings, code := loadConfig(f.configFile, f.overrides(), io)
-	if code != ExitOK {
-		return code
-	}
-	opts := buildOptions{mode: f.mode, dryRun: f.dryRun, periods: periods, warnings: warnings, stdout: io.Stdout,
-		metrics: telemetry.NewMetrics()}
-	a, err := build(cfg, opts)
-	if err != nil {
-		fmt.Fprintln(io.Stderr, "site-agent:", err)
-		return ExitUsage
-	}
-	el, err := newElector(cfg, a)
-	if err != nil {
-		a.close()
-		fmt.Fprintln(io.Stderr, "site-agent:", err)
-		return ExitUsage
-	}
-	if f.once {
-		defer a.close()
-		if err := a.runOnce(ctx); err != nil {
-			fmt.Fprintln(io.Stderr, "site-agent:", err)
-			return ExitFailure
-		}
-		return ExitOK
-	}
-	if err := serve(ctx, a, reloader(f, opts, io), el); err != nil {
-		fmt.Fprintln(io.Stderr, "site-agent:", err)
-		return ExitFailure
-	}
-	return ExitOK
+	f.periods = periods
+	return nil
 }
 
 // modePeriods checks the mode and resolves the period of every mode it runs, before the
@@ -155,14 +141,4 @@ func (f runFlags) overrides() map[string]any {
 		o["leader_election"] = le
 	}
 	return o
-}
-
-// loadConfig loads and validates the file; problems are printed and mapped to ExitUsage.
-func loadConfig(path string, over map[string]any, io IO) (*config.Config, []string, int) {
-	cfg, warnings, err := config.Load(path, config.Options{Environ: io.Environ, Overrides: over, Resolver: secretResolver})
-	if err != nil {
-		fmt.Fprintln(io.Stderr, "site-agent:", err)
-		return nil, warnings, ExitUsage
-	}
-	return cfg, warnings, ExitOK
 }
