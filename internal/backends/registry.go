@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // Params is what a backend constructor receives.
@@ -21,6 +23,10 @@ type Params struct {
 	// Secrets stores credentials the backend creates (e.g. a tenant user's password); nil when
 	// the configuration has no secrets store (vault section).
 	Secrets SecretStore
+	// Upstreams are the timeouts and retries of the configuration's upstreams section, by
+	// upstream name; a backend applies those of the upstreams it talks to (its own
+	// backend_settings win where they set the same thing).
+	Upstreams upstream.Upstreams
 }
 
 // SecretStore keeps credentials out of Waldur and logs. Paths are "<mount>/<path>".

@@ -20,6 +20,7 @@ import (
 	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/telemetry"
+	"github.com/waldur/site-agent/internal/upstream"
 	"github.com/waldur/site-agent/internal/waldurclient"
 )
 
@@ -129,7 +130,8 @@ func (a *agent) backend(reg *backends.Registry, off config.Offering, o buildOpti
 		var warnings []string
 		var err error
 		b, warnings, err = reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings,
-			Components: off.Components, Logger: a.log.With(zap.String("backend", name)), DryRun: o.dryRun, Secrets: a.secrets})
+			Components: off.Components, Logger: a.log.With(zap.String("backend", name)), DryRun: o.dryRun, Secrets: a.secrets,
+			Upstreams: a.cfg.Upstreams})
 		for _, w := range warnings {
 			a.log.Warn("configuration warning", zap.String("offering", off.Name), zap.String("detail", fmt.Sprintf("offerings[%d].%s: unknown key, ignored", off.Index, w)))
 		}
@@ -170,11 +172,13 @@ func (a *agent) waldurClient(cfg *config.Config, off config.Offering, o buildOpt
 	if hc == nil {
 		key := strconv.FormatBool(off.VerifySSL)
 		if hc = clients[key]; hc == nil {
-			hc = waldurclient.NewHTTPClient(waldurclient.TransportOptions{VerifyTLS: off.VerifySSL, Proxy: cfg.GlobalProxy})
+			hc = waldurclient.NewHTTPClient(waldurclient.TransportOptions{VerifyTLS: off.VerifySSL, Proxy: cfg.GlobalProxy,
+				Timeout: cfg.Upstreams.Get(upstream.Waldur).Timeout})
 			clients[key] = hc
 		}
 	}
 	opts := waldurclient.Options{BaseURL: off.APIURL, Token: off.Token, HTTPClient: hc, DryRun: o.dryRun,
+		Retry:     cfg.Upstreams.Get(upstream.Waldur).RetryPolicy(),
 		UserAgent: "site-agent-" + o.mode + "/" + Version, Logger: a.log.With(zap.String("offering", off.Name)),
 		OnRequest: func(ri waldurclient.RequestInfo) {
 			a.metrics.WaldurRequests.WithLabelValues(off.Name, ri.Method, ri.Endpoint, strconv.Itoa(ri.Status)).Inc()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // Config is the validated agent configuration.
@@ -29,6 +30,9 @@ type Config struct {
 	CycleTimeout      time.Duration // bound on one offering's cycle
 
 	LeaderElection LeaderElection // leader_election: one working replica of several
+	// Upstreams are per-upstream timeouts and retries (waldur, rancher, kubernetes, keycloak,
+	// openstack, vault); missing names and zero fields keep each client's defaults.
+	Upstreams upstream.Upstreams
 }
 
 // Offering is one configured Waldur offering.

@@ -2,6 +2,10 @@
 // key — with koanf (defaults ← file ← SITE_AGENT_* environment ← flags), validates it, and
 // returns a typed Config in which every credential is a secret.Secret.
 //
+// The top-level `upstreams` section (per-upstream timeout, retries and backoff; also
+// SITE_AGENT_UPSTREAMS_<NAME>_<KEY>) is read here into upstream.Settings; upstreams.vault is
+// merged into the vault section, which the secret resolver reads.
+//
 // Invalid values are reported as one *Error naming the offering and the key, before any network
 // call. Keys the incumbent accepted but site-agent does not implement, and unknown keys, are
 // warnings. This package must not make network calls or know about particular backends beyond

@@ -14,6 +14,8 @@ import (
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
+
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // delim separates koanf key paths. It is a control character so that keys containing dots or
@@ -24,7 +26,8 @@ const delim = "\x1f"
 // SITE_AGENT_LOG_LEVEL=debug.
 const EnvPrefix = "SITE_AGENT_"
 
-// envKeys are the top-level keys that may be set from the environment.
+// envKeys are the top-level keys that may be set from the environment; the upstreams section
+// is set as SITE_AGENT_UPSTREAMS_<NAME>_<KEY> (e.g. SITE_AGENT_UPSTREAMS_WALDUR_TIMEOUT=30s).
 var envKeys = map[string]bool{
 	"log_level": true, "listen_address": true, "heartbeat_file": true, "concurrency": true,
 	"timezone": true, "reporting_periods": true, "cycle_timeout": true, "global_proxy": true,
@@ -73,6 +76,9 @@ func Parse(path string, data []byte, opts Options) (*Config, []string, error) {
 		EnvironFunc: environ,
 		TransformFunc: func(k, v string) (string, any) {
 			key := strings.ToLower(strings.TrimPrefix(k, EnvPrefix))
+			if path := upstreamEnv(key); path != "" {
+				return path, v
+			}
 			if !envKeys[key] {
 				return "", nil
 			}
@@ -88,6 +94,14 @@ func Parse(path string, data []byte, opts Options) (*Config, []string, error) {
 		}
 	}
 	raw := k.Raw()
+	ups, upWarnings, uerr := parseUpstreams(raw["upstreams"])
+	if uerr != nil {
+		uerr.Path = path
+		return nil, upWarnings, uerr
+	}
+	if section, ok := asMap(raw["vault"]); ok {
+		raw["vault"] = withVaultUpstream(section, ups.Get(upstream.Vault))
+	}
 	ctx := opts.Context
 	if ctx == nil {
 		var cancel context.CancelFunc
@@ -99,11 +113,12 @@ func Parse(path string, data []byte, opts Options) (*Config, []string, error) {
 		return nil, nil, rerr
 	}
 	cfg, warnings, cerr := build(raw)
+	warnings = append(upWarnings, warnings...)
 	if cerr != nil {
 		cerr.Path = path
 		return nil, warnings, cerr
 	}
-	cfg.Path = path
+	cfg.Path, cfg.Upstreams = path, ups
 	return cfg, warnings, nil
 }
 
@@ -122,6 +137,7 @@ func build(raw map[string]any) (*Config, []string, *Error) {
 	if v, ok := r.get("vault"); ok { // the secrets store's own section, read by its resolver
 		cfg.Vault, _ = asMap(v)
 	}
+	r.get("upstreams") // read by parseUpstreams
 	warnings = append(warnings, ignoredTopLevel(r)...)
 	validateTop(r, cfg)
 	var lw []string

@@ -15,6 +15,9 @@
 //     and classifies it) and attempts logged at debug level.
 //   - NewClient: all of the above as one *http.Client.
 //
+// Settings (settings.go) are one upstream's timeout, retries and backoff from the
+// configuration's `upstreams` section; each client applies them over its own defaults.
+//
 // Safe and unsafe requests. SafePolicy retries network errors, 5xx (but 501) and 429: right
 // for reads, for PUT/DELETE, and for creates of objects with client-chosen names, where a
 // repeat answers 409 and the caller treats that as "exists" (Kubernetes objects, Keycloak

@@ -69,8 +69,8 @@ func NewWithOptions(p backends.Params, o Options) (*Backend, []string, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	hc := newHTTPClient(httpOptions{Base: o.Transport, VerifyTLS: *s.VerifySSL, RootCAs: pool, Retries: *s.Retries,
-		Timeout: s.RequestTimeout, WaitMin: o.RetryWaitMin, WaitMax: o.RetryWaitMax, Logger: log})
+	hc := newHTTPClient(withUpstream(httpOptions{Base: o.Transport, VerifyTLS: *s.VerifySSL, RootCAs: pool, Retries: *s.Retries,
+		Timeout: s.RequestTimeout, WaitMin: o.RetryWaitMin, WaitMax: o.RetryWaitMax, Logger: log}, p))
 	if o.PollInterval <= 0 {
 		o.PollInterval = 2 * time.Second
 	}

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
@@ -21,6 +22,25 @@ type httpOptions struct {
 	WaitMin   time.Duration // default 250ms
 	WaitMax   time.Duration // default 5s
 	Logger    *zap.Logger
+}
+
+// withUpstream applies the configuration's upstreams.openstack section where the offering's
+// backend_settings (request_timeout, retries) and the options (backoff) leave a value unset.
+func withUpstream(o httpOptions, p backends.Params) httpOptions {
+	up := p.Upstreams.Get(upstream.OpenStack)
+	if _, set := p.Settings["request_timeout"]; !set {
+		o.Timeout = up.TimeoutOr(o.Timeout)
+	}
+	if _, set := p.Settings["retries"]; !set {
+		o.Retries = up.RetriesOr(o.Retries)
+	}
+	if o.WaitMin == 0 {
+		o.WaitMin = up.BackoffMin
+	}
+	if o.WaitMax == 0 {
+		o.WaitMax = up.BackoffMax
+	}
+	return o
 }
 
 // createStatuses are the answers after which a create is repeated at once: 429 and 503 say

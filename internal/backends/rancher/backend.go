@@ -10,6 +10,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/clients/keycloak"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // directory is what the backend needs from Keycloak; *keycloak.Client implements it.
@@ -88,7 +89,8 @@ func NewWithOptions(p backends.Params, kcOpts []keycloak.Option, opts ...Option)
 	b := &Backend{cfg: cfg, comps: p.Components, log: log, invTTL: 20 * time.Second,
 		aliases: map[string]string{}, missing: map[string][]string{},
 		snaps: map[string]memberSnap{}, byIdent: map[string]keycloakUser{}, groups: map[string]string{}}
-	b.v3 = newV3Client(cfg.baseURL, cfg.accessKey, cfg.secretKey, v3Transport(cfg, defaultRetry, log), cfg.timeout)
+	cfg.up = p.Upstreams
+	b.v3 = newV3Client(cfg.baseURL, cfg.accessKey, cfg.secretKey, v3Transport(cfg, cfg.policyFor(upstream.Rancher), log), cfg.timeoutFor(upstream.Rancher))
 	if b.kube, err = newKubeClient(cfg, log); err != nil {
 		return nil, warnings, err
 	}
@@ -100,7 +102,8 @@ func NewWithOptions(p backends.Params, kcOpts []keycloak.Option, opts ...Option)
 	}
 	kc, err := keycloak.New(keycloak.Config{URL: cfg.kc.URL, Realm: cfg.kc.Realm, UserRealm: cfg.kc.UserRealm,
 		ClientID: cfg.kc.ClientID, Username: cfg.kc.Username, Password: cfg.kc.Password,
-		VerifyTLS: *cfg.kc.SSLVerify, Timeout: cfg.timeout}, log.With(zap.String("upstream", "keycloak")), kcOpts...)
+		VerifyTLS: *cfg.kc.SSLVerify, Timeout: cfg.timeoutFor(upstream.Keycloak)}, log.With(zap.String("upstream", "keycloak")),
+		append([]keycloak.Option{keycloak.WithUpstream(p.Upstreams.Get(upstream.Keycloak))}, kcOpts...)...)
 	if err != nil {
 		return nil, warnings, err
 	}

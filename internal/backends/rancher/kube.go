@@ -26,7 +26,7 @@ type kubeClient struct {
 }
 
 func newKubeClient(c *config, log *zap.Logger) (*kubeClient, error) {
-	return newKubeClientWith(c, log, defaultRetry)
+	return newKubeClientWith(c, log, c.policyFor(upstream.Kubernetes))
 }
 
 func newKubeClientWith(c *config, log *zap.Logger, pol upstream.RetryPolicy) (*kubeClient, error) {
@@ -34,7 +34,7 @@ func newKubeClientWith(c *config, log *zap.Logger, pol upstream.RetryPolicy) (*k
 		Host:            c.baseURL + "/k8s/clusters/" + c.clusterID,
 		BearerToken:     c.accessKey + ":" + c.secretKey.Reveal(),
 		TLSClientConfig: rest.TLSClientConfig{Insecure: !c.verifyTLS},
-		Timeout:         c.timeout,
+		Timeout:         c.timeoutFor(upstream.Kubernetes),
 		QPS:             50,
 		Burst:           100,
 		UserAgent:       "site-agent-rancher",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // Usage sources.
@@ -70,6 +71,8 @@ type config struct {
 	kc          KeycloakSettings
 	usageSource string
 	timeout     time.Duration
+	timeoutSet  bool               // backend_settings.timeout given: it wins over the upstreams section
+	up          upstream.Upstreams // the configuration's upstreams section
 	parentGroup string
 	quotaKeys   quotaMap
 	extras
@@ -87,7 +90,7 @@ func parseSettings(in backends.Settings, comps backends.Components) (*config, []
 	c := &config{accessKey: strings.TrimSpace(s.Username), secretKey: s.Password, clusterID: strings.TrimSpace(s.ClusterID),
 		verifyTLS: boolOr(s.VerifyCert, true), prefix: strOr(s.ProjectPrefix, "waldur-"), role: strings.TrimSpace(s.DefaultRole),
 		keycloak: s.KeycloakEnabled, useUserID: boolOr(s.KeycloakUseUserID, true), labels: s.NamespaceLabels,
-		usageSource: s.UsageSource, timeout: s.Timeout}
+		usageSource: s.UsageSource, timeout: s.Timeout, timeoutSet: s.Timeout != 0}
 	if c.role == "" {
 		c.role = "workloads-manage"
 	}

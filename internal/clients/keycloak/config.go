@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // Config is the Keycloak admin connection.
@@ -97,6 +98,16 @@ func WithRetry(maxRetries int, waitMin, waitMax time.Duration) Option {
 			o.waitMax = waitMax
 		}
 		o.waitMax = max(o.waitMax, o.waitMin)
+	}
+}
+
+// WithUpstream applies the retry settings of the configuration's upstreams.keycloak section;
+// what it leaves unset keeps the defaults (4 retries, 250ms to 8s). Its timeout is
+// Config.Timeout's business.
+func WithUpstream(s upstream.Settings) Option {
+	return func(o *options) {
+		p := s.RetryPolicy().Or(upstream.RetryPolicy{Max: o.retryMax, WaitMin: o.waitMin, WaitMax: o.waitMax})
+		o.retryMax, o.waitMin, o.waitMax = p.Max, p.WaitMin, max(p.WaitMax, p.WaitMin)
 	}
 }
 

@@ -24,6 +24,9 @@ const DefaultJWTFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 const (
 	defaultTimeout    = 30 * time.Second
 	defaultMaxRetries = 3
+	// Exponential backoff (250 ms, 500 ms, 1 s …) that honours Retry-After on 429 and 503.
+	defaultBackoffMin = 250 * time.Millisecond
+	defaultBackoffMax = 2 * time.Second
 )
 
 // Config is a validated `vault` section.
@@ -34,6 +37,8 @@ type Config struct {
 	Namespace     string
 	Timeout       time.Duration
 	MaxRetries    int
+	BackoffMin    time.Duration // first wait between retries
+	BackoffMax    time.Duration // cap of the wait
 	Auth          AuthConfig
 }
 
@@ -157,6 +162,8 @@ func ParseConfig(m map[string]any, environ func() []string) (Config, error) {
 		Namespace:     s.str("namespace"),
 		Timeout:       s.duration("timeout", defaultTimeout),
 		MaxRetries:    s.integer("max_retries", defaultMaxRetries),
+		BackoffMin:    s.duration("backoff_min", defaultBackoffMin),
+		BackoffMax:    s.duration("backoff_max", defaultBackoffMax),
 	}
 	if c.Address == "" {
 		c.Address = env["VAULT_ADDR"]
@@ -172,6 +179,9 @@ func ParseConfig(m map[string]any, environ func() []string) (Config, error) {
 	}
 	if c.MaxRetries < 0 || c.MaxRetries > 10 {
 		s.fail("max_retries", "must be between 0 and 10, got %d", c.MaxRetries)
+	}
+	if c.BackoffMax < c.BackoffMin {
+		s.fail("backoff_max", "must not be below backoff_min (%s), got %s", c.BackoffMin, c.BackoffMax)
 	}
 	if c.CACert != "" {
 		if _, err := os.Stat(c.CACert); err != nil {

@@ -38,15 +38,15 @@ func TestParseConfigAccepts(t *testing.T) {
 		want       Config
 	}{
 		{"token", `{address: "https://v:8200", ca_cert: "` + ca + `", auth: {method: token, token: "hvs.abcdefgh"}}`, nil,
-			Config{Address: "https://v:8200", CACert: ca, Timeout: defaultTimeout, MaxRetries: defaultMaxRetries, Auth: AuthConfig{Method: "token", Token: secret.New("hvs.abcdefgh")}}},
+			Config{Address: "https://v:8200", CACert: ca, Timeout: defaultTimeout, MaxRetries: defaultMaxRetries, BackoffMin: defaultBackoffMin, BackoffMax: defaultBackoffMax, Auth: AuthConfig{Method: "token", Token: secret.New("hvs.abcdefgh")}}},
 		{"token from env", `{auth: {method: token}}`, []string{"VAULT_ADDR=http://127.0.0.1:8200", "VAULT_TOKEN=hvs.fromenv1"},
-			Config{Address: "http://127.0.0.1:8200", Timeout: defaultTimeout, MaxRetries: defaultMaxRetries, Auth: AuthConfig{Method: "token", Token: secret.New("hvs.fromenv1")}}},
-		{"approle", `{address: "https://v", namespace: team, timeout: 5s, max_retries: 0, auth: {method: approle, role_id: r1, secret_id: s3cr3t-id, mount: /ar/}}`, nil,
-			Config{Address: "https://v", Namespace: "team", Timeout: 5 * time.Second, Auth: AuthConfig{Method: "approle", RoleID: "r1", SecretID: secret.New("s3cr3t-id"), Mount: "ar"}}},
+			Config{Address: "http://127.0.0.1:8200", Timeout: defaultTimeout, MaxRetries: defaultMaxRetries, BackoffMin: defaultBackoffMin, BackoffMax: defaultBackoffMax, Auth: AuthConfig{Method: "token", Token: secret.New("hvs.fromenv1")}}},
+		{"approle", `{address: "https://v", namespace: team, timeout: 5s, max_retries: 0, backoff_min: 1s, backoff_max: 3s, auth: {method: approle, role_id: r1, secret_id: s3cr3t-id, mount: /ar/}}`, nil,
+			Config{Address: "https://v", Namespace: "team", Timeout: 5 * time.Second, BackoffMin: time.Second, BackoffMax: 3 * time.Second, Auth: AuthConfig{Method: "approle", RoleID: "r1", SecretID: secret.New("s3cr3t-id"), Mount: "ar"}}},
 		{"approle secret file", `{address: "https://v", auth: {method: approle, role_id: r1, secret_id_file: /etc/sid}}`, nil,
-			Config{Address: "https://v", Timeout: defaultTimeout, MaxRetries: defaultMaxRetries, Auth: AuthConfig{Method: "approle", RoleID: "r1", SecretIDFile: "/etc/sid", Mount: "approle"}}},
+			Config{Address: "https://v", Timeout: defaultTimeout, MaxRetries: defaultMaxRetries, BackoffMin: defaultBackoffMin, BackoffMax: defaultBackoffMax, Auth: AuthConfig{Method: "approle", RoleID: "r1", SecretIDFile: "/etc/sid", Mount: "approle"}}},
 		{"kubernetes defaults", `{address: "https://v", tls_skip_verify: true, auth: {method: kubernetes, role: site-agent}}`, []string{"VAULT_NAMESPACE=ns1"},
-			Config{Address: "https://v", TLSSkipVerify: true, Namespace: "ns1", Timeout: defaultTimeout, MaxRetries: defaultMaxRetries,
+			Config{Address: "https://v", TLSSkipVerify: true, Namespace: "ns1", Timeout: defaultTimeout, MaxRetries: defaultMaxRetries, BackoffMin: defaultBackoffMin, BackoffMax: defaultBackoffMax,
 				Auth: AuthConfig{Method: "kubernetes", Role: "site-agent", Mount: "kubernetes", JWTFile: DefaultJWTFile}}},
 	}
 	for _, c := range cases {
@@ -99,6 +99,7 @@ func TestParseConfigRejects(t *testing.T) {
 		{"bad timeout", `{address: "https://v", timeout: 10, auth: {method: token, token: x}}`, nil, "vault.timeout: expected a string"},
 		{"bad duration", `{address: "https://v", timeout: soon, auth: {method: token, token: x}}`, nil, `vault.timeout: expected a positive duration such as 30s, got "soon"`},
 		{"retries range", `{address: "https://v", max_retries: 50, auth: {method: token, token: x}}`, nil, "vault.max_retries: must be between 0 and 10, got 50"},
+		{"backoff order", `{address: "https://v", backoff_min: 3s, backoff_max: 1s, auth: {method: token, token: x}}`, nil, "vault.backoff_max: must not be below backoff_min (3s), got 1s"},
 		{"missing ca", `{address: "https://v", ca_cert: /nonexistent/ca.pem, auth: {method: token, token: x}}`, nil, "vault.ca_cert: cannot read /nonexistent/ca.pem: no such file or directory"},
 		{"token missing", `{address: "https://v", auth: {method: token}}`, nil, "vault.auth.token: required for method token (or set VAULT_TOKEN)"},
 		{"token with mount", `{address: "https://v", auth: {method: token, token: x, mount: y}}`, nil, "vault.auth.mount: not used with method token"},

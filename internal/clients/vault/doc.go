@@ -15,6 +15,8 @@
 //	  namespace: ""                              # Vault Enterprise, optional (or VAULT_NAMESPACE)
 //	  timeout: 30s                               # optional, per request
 //	  max_retries: 3                             # optional, retries on 5xx, 429 and network errors
+//	  backoff_min: 250ms                         # optional, first wait between retries
+//	  backoff_max: 2s                            # optional, cap of the wait
 //	  auth:
 //	    method: token | approle | kubernetes
 //	    token: …            # token method (or VAULT_TOKEN)
@@ -23,6 +25,9 @@
 //	    mount: approle      # approle / kubernetes auth mount (defaults approle / kubernetes)
 //	    role: site-agent    # kubernetes
 //	    jwt_file: /var/run/secrets/kubernetes.io/serviceaccount/token   # kubernetes (default)
+//
+// The top-level upstreams.vault section (timeout, retries, backoff_min, backoff_max) fills in
+// whichever of these four the vault section leaves out; the configuration loader merges it.
 //
 // References need "read" on the secret (KV v2: <mount>/data/<path>). The store needs "create",
 // "update" and "read" there and, to delete every version on KV v2, "delete" on

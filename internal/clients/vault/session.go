@@ -42,8 +42,7 @@ func newSession(cfg Config) (*session, error) {
 	ac.Address = cfg.Address
 	ac.Timeout = cfg.Timeout
 	ac.MaxRetries = cfg.MaxRetries
-	// Exponential backoff (250 ms, 500 ms, 1 s …) that honours Retry-After on 429 and 503.
-	ac.MinRetryWait, ac.MaxRetryWait = 250*time.Millisecond, 2*time.Second
+	ac.MinRetryWait, ac.MaxRetryWait = cfg.BackoffMin, cfg.BackoffMax
 	ac.Backoff = retryablehttp.DefaultBackoff
 	if cfg.CACert != "" || cfg.TLSSkipVerify {
 		if err := ac.ConfigureTLS(&api.TLSConfig{CACert: cfg.CACert, Insecure: cfg.TLSSkipVerify}); err != nil {
