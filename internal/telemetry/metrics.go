@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -35,9 +37,11 @@ type Metrics struct {
 	EventConnections *prometheus.CounterVec   // offering, object_type: connections established
 	EventMessages    *prometheus.CounterVec   // offering, object_type, result
 	EventHandling    *prometheus.HistogramVec // object_type: receipt → handled
+
+	runtimeOnce sync.Once
 }
 
-// NewMetrics creates and registers all collectors (plus Go and process collectors).
+// NewMetrics creates and registers the agent's collectors (Serve adds the Go and process ones).
 func NewMetrics() *Metrics {
 	m := &Metrics{Registry: prometheus.NewRegistry()}
 	ns := "site_agent"
@@ -88,7 +92,14 @@ func NewMetrics() *Metrics {
 	m.Registry.MustRegister(m.EventConnected, m.EventConnections, m.EventMessages, m.EventHandling)
 	m.Registry.MustRegister(m.Cycles, m.CycleDuration, m.LastSuccess, m.CycleRunning, m.CycleStuck, m.Orders, m.WaldurRequests,
 		m.WaldurLatency, m.BackendOps, m.BackendLatency, m.UsageReports, m.MemberChanges, m.ResourceErrors, m.BackendDegraded,
-		m.Info, m.Leader, m.LeaderChanges, m.Panics,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.Info, m.Leader, m.LeaderChanges, m.Panics)
 	return m
+}
+
+// registerRuntime adds the Go runtime and process collectors. Serve calls it: they are only
+// worth building (a few hundred kilobytes touched at start) when someone can scrape them.
+func (m *Metrics) registerRuntime() {
+	m.runtimeOnce.Do(func() {
+		m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	})
 }

@@ -22,6 +22,7 @@ type Health struct {
 // Serve starts the /metrics, /healthz and /readyz listener on addr and returns once it listens.
 // It stops when ctx is cancelled.
 func Serve(ctx context.Context, addr string, m *Metrics, h Health, log *zap.Logger) (net.Addr, error) {
+	m.registerRuntime()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
 	mux.HandleFunc("/healthz", probe(h.Live, h.Role))
