@@ -77,7 +77,7 @@ func TestPaginationFollowsNextLink(t *testing.T) {
 		page := r.URL.Query().Get("page")
 		pages = append(pages, page+"/"+r.URL.Query().Get("page_size"))
 		if page == "1" {
-			w.Header().Set("Link", `<http://elsewhere.example/api/marketplace-orders/?page=2&page_size=100>; rel="next"`)
+			w.Header().Set("Link", `<http://elsewhere.example/api/marketplace-orders/?page=2&page_size=300>; rel="next"`)
 		}
 		fmt.Fprintf(w, `[{"uuid":"p%s"}]`, page)
 	}, nil)
@@ -85,7 +85,7 @@ func TestPaginationFollowsNextLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(orders) != 2 || strings.Join(pages, ",") != "1/100,2/100" {
+	if len(orders) != 2 || strings.Join(pages, ",") != "1/300,2/300" {
 		t.Fatalf("orders %v pages %v", orders, pages)
 	}
 }

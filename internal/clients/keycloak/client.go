@@ -74,18 +74,22 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Ping checks that the realm is reachable and the token works.
+// Ping checks that the realm is reachable and the token works. It decodes only the realm's
+// name: gocloak's RealmRepresentation (hundreds of fields) cost about 300 KB of allocations per
+// ping, and encoding/json kept its decoder for the life of the process (1.0 MiB of the idle
+// agent's resident memory with two Keycloak offerings).
 func (c *Client) Ping(ctx context.Context) error {
-	var rep *gocloak.RealmRepresentation
+	var rep struct {
+		Realm string `json:"realm"`
+	}
 	err := c.do(ctx, fmt.Sprintf("read realm %q", c.cfg.Realm), func(ctx context.Context, token string) error {
-		var err error
-		rep, err = c.gc.GetRealm(ctx, token, c.cfg.Realm)
+		_, err := c.gc.GetRequestWithBearerAuth(ctx, token).SetResult(&rep).Get(c.adminURL())
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if rep == nil || rep.Realm == nil || *rep.Realm != c.cfg.Realm {
+	if rep.Realm != c.cfg.Realm {
 		return fmt.Errorf("keycloak read realm %q: the answer names no such realm", c.cfg.Realm)
 	}
 	return nil
