@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -44,18 +45,38 @@ func newRancherEnv(t *testing.T, keycloak bool) *rancherEnv {
 func newRancherEnvWith(t testing.TB, keycloak bool, opts waldursim.Options) *rancherEnv {
 	t.Helper()
 	kube := kubeenv.Start(t)
-	opts.Token = scenario.Token
-	sim := waldursim.New(opts)
-	srv := httptest.NewServer(sim)
+	e := startRancherSims(t, &ranchersim.Upstream{Host: kube.Host, Token: kube.Token, CAData: kube.CAData}, opts, nil)
+	e.kube = kube
+	e.writeRancherConfig(keycloak)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			e.sim.AssertNoViolations(t)
+			e.rs.AssertNoViolations(t)
+		}
+	})
+	return e
+}
+
+// startRancherSims starts the Waldur, Rancher and Keycloak simulators on loopback and seeds
+// the world both rancher offerings use. up is the Kubernetes API server behind Rancher (nil:
+// none, /k8s answers 503); wrap, when set, wraps each simulator's handler (benchmarks time
+// and count requests with it).
+func startRancherSims(t testing.TB, up *ranchersim.Upstream, wopts waldursim.Options, wrap func(string, http.Handler) http.Handler) *rancherEnv {
+	t.Helper()
+	if wrap == nil {
+		wrap = func(_ string, h http.Handler) http.Handler { return h }
+	}
+	wopts.Token = scenario.Token
+	sim := waldursim.New(wopts)
+	srv := httptest.NewServer(wrap("waldur", sim))
 	t.Cleanup(srv.Close)
-	e := &rancherEnv{env: &env{t: t, sim: sim, url: srv.URL, dir: t.TempDir(), world: scenario.New(sim, scenario.Options{Users: 3})}, kube: kube}
-	e.rs = ranchersim.New(ranchersim.Options{Clusters: []string{rancherCluster},
-		Upstream: &ranchersim.Upstream{Host: kube.Host, Token: kube.Token, CAData: kube.CAData}})
-	rsrv := httptest.NewTLSServer(e.rs)
+	e := &rancherEnv{env: &env{t: t, sim: sim, url: srv.URL, dir: t.TempDir(), world: scenario.New(sim, scenario.Options{Users: 3})}}
+	e.rs = ranchersim.New(ranchersim.Options{Clusters: []string{rancherCluster}, Upstream: up})
+	rsrv := httptest.NewTLSServer(wrap("rancher", e.rs))
 	t.Cleanup(rsrv.Close)
 	e.rsURL = rsrv.URL
 	e.kc = keycloaksim.New(keycloaksim.Options{PathPrefix: "/auth"})
-	ksrv := httptest.NewServer(e.kc)
+	ksrv := httptest.NewServer(wrap("keycloak", e.kc))
 	t.Cleanup(ksrv.Close)
 	e.kcURL = ksrv.URL + "/auth/"
 	// Waldur names users phys_<name>; one Keycloak id equals its Waldur username (lookup by id),
@@ -75,13 +96,6 @@ func newRancherEnvWith(t testing.TB, keycloak bool, opts waldursim.Options) *ran
 	for _, u := range e.world.Users {
 		sim.AddOfferingUser(waldursim.OfferingUser{OfferingUUID: e.gpu.UUID, UserUUID: u.UUID, Username: "phys_" + u.Username})
 	}
-	e.writeRancherConfig(keycloak)
-	t.Cleanup(func() {
-		if !t.Failed() {
-			sim.AssertNoViolations(t)
-			e.rs.AssertNoViolations(t)
-		}
-	})
 	return e
 }
 

@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
+	"github.com/waldur/site-agent/internal/testenv"
+	"github.com/waldur/site-agent/internal/testenv/kubeenv"
+)
+
+// BenchmarkFigures measures the footprint and throughput figures of the README on a release
+// build of the binary (static, stripped) run as a process against loopback simulators, and
+// prints them as one table. It reports numbers and asserts none of them: `make bench`.
+// SITE_AGENT_FIGURES=launch,drain,report,rancher selects groups (default all); the Rancher
+// group needs the real-server tier (a kube-apiserver) and says so in the table otherwise.
+//
+// The simulators run in this process on the same cores as the agent, so every wall time
+// includes their work; the agent's own CPU time is reported beside it.
+func BenchmarkFigures(b *testing.B) {
+	bin := buildRelease(b)
+	t := &table{b: b}
+	want := func(name string) bool {
+		sel := os.Getenv("SITE_AGENT_FIGURES")
+		return sel == "" || slices.Contains(strings.Split(sel, ","), name)
+	}
+	for i := 0; i < b.N; i++ {
+		if want("launch") {
+			figureLaunch(b, bin, t)
+		}
+		if want("drain") {
+			figureDrain(b, bin, t, 100)
+			figureDrain(b, bin, t, 1000)
+		}
+		if want("report") {
+			figureReport(b, bin, t, 10000)
+		}
+		if want("rancher") {
+			figureRancherOrders(b, bin, t, 100)
+		}
+	}
+	t.print(os.Stdout)
+}
+
+// table collects rows and reports each number as a benchmark metric too.
+type table struct {
+	b    *testing.B
+	rows [][3]string
+}
+
+func (t *table) add(figure, value, target string) {
+	t.rows = append(t.rows, [3]string{figure, value, target})
+}
+
+func (t *table) metric(v float64, unit string) { t.b.ReportMetric(v, unit) }
+
+func (t *table) print(w io.Writer) {
+	fmt.Fprintf(w, "\n| figure | result | target |\n|---|---|---|\n")
+	for _, r := range t.rows {
+		fmt.Fprintf(w, "| %s | %s | %s |\n", r[0], r[1], r[2])
+	}
+	fmt.Fprintln(w)
+}
+
+func msText(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// figureLaunch: launch → first request (any upstream; median and max of 20) and peak RSS
+// while idle, with the incumbent-style Rancher + Keycloak configuration of two offerings.
+func figureLaunch(b *testing.B, bin string, t *table) {
+	ck := newClock()
+	e := startRancherSims(b, nil, waldursim.Options{ValidateResponses: waldursim.Bool(false)}, ck.wrap)
+	e.writeRancherConfig(true)
+	var samples []time.Duration
+	for i := 0; i < 20; i++ {
+		ck.reset()
+		time.Sleep(50 * time.Millisecond) // let the previous process's exit settle
+		cmd := exec.Command(bin, "-m", "order_process", "-c", e.config, "--period", "1h")
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-ck.arrived:
+		case <-time.After(10 * time.Second):
+			b.Fatal("no request within 10 s of launch")
+		}
+		first, _, _ := ck.times()
+		samples = append(samples, first.Sub(start))
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+	med := samples[len(samples)/2]
+	t.add("launch → first request, Rancher + Keycloak, 2 offerings (median / max of 20)",
+		msText(med)+" / "+msText(samples[len(samples)-1]), "≤ 20 ms")
+	t.metric(float64(med.Microseconds())/1000, "ms-launch-median")
+
+	ck.reset()
+	cmd := exec.Command(bin, "-m", "order_process", "-c", e.config, "--period", "300ms")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	waitFor(b, 30*time.Second, "three idle cycles", func() bool { return e.sim.Calls()["marketplace_orders_list"] >= 6 })
+	v := procStatus(b, cmd.Process.Pid, "VmHWM", "VmRSS")
+	t.add("peak RSS idle, same configuration, after 3 cycles (peak / current)", fmt.Sprintf("%.1f / %.1f MiB", v[0], v[1]), "≤ 20 MiB")
+	t.metric(v[0], "MiB-peak-RSS-idle")
+}
+
+// figureDrain: n Create orders pending at launch, in-memory backend, Waldur with 1 ms latency;
+// time from launch until the last order is done, and Waldur requests per order (start-up
+// included).
+func figureDrain(b *testing.B, bin string, t *table, n int) {
+	w := newInmemoryWorld(b)
+	for j := 0; j < n; j++ {
+		w.world.CreateOrder(fmt.Sprintf("d%04d", j), map[string]float64{"cpu": 2, "ram": 8})
+	}
+	w.clock.reset()
+	rs := runOnce(b, bin, "-m", "order_process", "-c", w.config, "--once")
+	if got := w.done(); got != n {
+		b.Fatalf("%d of %d orders done", got, n)
+	}
+	_, last, counts := w.clock.times()
+	drained := last.Sub(rs.started)
+	target := map[int]string{100: "≤ 0.3 s", 1000: "≤ 2 s"}[n]
+	t.add(fmt.Sprintf("%d Create orders pending at launch drained, in-memory (agent CPU, peak RSS)", n),
+		fmt.Sprintf("%.3f s (%.2f s CPU, %.1f MiB)", drained.Seconds(), rs.cpu.Seconds(), rs.maxRSS), target)
+	t.add(fmt.Sprintf("Waldur requests per Create order, in-memory, %d orders (start-up included)", n),
+		fmt.Sprintf("%.2f", float64(counts["waldur"])/float64(n)), "≤ 5")
+	t.metric(drained.Seconds(), fmt.Sprintf("s-drain-%d", n))
+}
+
+// figureReport: a report pass over n resources (in-memory backend, usage half the limits),
+// Waldur with 1 ms latency: the first pass sends every usage, the second finds them unchanged.
+func figureReport(b *testing.B, bin string, t *table, n int) {
+	dir := b.TempDir()
+	state := filepath.Join(dir, "state.json")
+	w := newInmemoryWorld(b, "state_file: "+state, "usage_fraction: 0.5")
+	w.seedResources(b, n, state)
+	for pass, what := range []string{"usage sent", "unchanged"} {
+		w.clock.reset()
+		rs := runOnce(b, bin, "-m", "report", "-c", w.config, "--once")
+		_, _, counts := w.clock.times()
+		if pass == 0 && w.world.Sim.Calls()["marketplace_component_usages_set_usage"] < n {
+			b.Fatalf("only %d usages sent", w.world.Sim.Calls()["marketplace_component_usages_set_usage"])
+		}
+		t.add(fmt.Sprintf("report pass over %s resources, 1 ms latency, %s (agent CPU, peak RSS; Waldur requests)", thousands(n), what),
+			fmt.Sprintf("%.2f s (%.2f s CPU, %.1f MiB; %d)", rs.wall.Seconds(), rs.cpu.Seconds(), rs.maxRSS, counts["waldur"]), "≤ 60 s")
+		t.metric(rs.wall.Seconds(), fmt.Sprintf("s-report-%d-pass%d", n, pass+1))
+	}
+}
+
+// figureRancherOrders: n Create orders on the Rancher + Keycloak backend (a real
+// kube-apiserver behind the Rancher simulator): drain time from launch and requests per order
+// per upstream, start-up included. Skipped when the Kubernetes binaries are not built.
+func figureRancherOrders(b *testing.B, bin string, t *table, n int) {
+	label := fmt.Sprintf("%d Create orders, Rancher + Keycloak", n)
+	if err := testenv.Gate(); err != nil {
+		t.add(label, "not measured: set "+testenv.EnvRealTests+"=1 (make bench does)", "")
+		return
+	}
+	if dir, ok := kubeenv.BinDir(); !ok {
+		t.add(label, "not measured: no kube-apiserver in "+dir+" (scripts/kube/build.sh)", "")
+		return
+	}
+	kube := kubeenv.Start(b)
+	ck := newClock()
+	e := startRancherSims(b, &ranchersim.Upstream{Host: kube.Host, Token: kube.Token, CAData: kube.CAData},
+		waldursim.Options{Latency: time.Millisecond, ValidateResponses: waldursim.Bool(false)}, ck.wrap)
+	e.writeRancherConfig(true)
+	for j := 0; j < n; j++ {
+		e.world.CreateOrder(fmt.Sprintf("k%03d", j), map[string]float64{"cpu": 2, "ram": 4, "storage": 10})
+	}
+	ck.reset()
+	e.rs.ResetCalls()
+	rs := runOnce(b, bin, "-m", "order_process", "-c", e.config, "--once")
+	if s := e.orderStates(); s[waldursim.OrderDone] != n {
+		b.Fatalf("orders %v", s)
+	}
+	_, last, counts := ck.times()
+	v3, k8s := e.rs.Total()
+	per := func(x int) string { return fmt.Sprintf("%.2f", float64(x)/float64(n)) }
+	t.add(label+" drained (agent CPU, peak RSS)", fmt.Sprintf("%.3f s (%.2f s CPU, %.1f MiB)",
+		last.Sub(rs.started).Seconds(), rs.cpu.Seconds(), rs.maxRSS), "")
+	t.add(label+": requests per order — Waldur", per(counts["waldur"]), "≤ 5")
+	t.add(label+": requests per order — Rancher v3 + Kubernetes", per(v3)+" + "+per(k8s)+" = "+per(v3+k8s), "≤ 4")
+	t.add(label+": requests per order — Keycloak", per(counts["keycloak"]), "≤ 1")
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	var parts []string
+	for len(s) > 3 {
+		parts = append([]string{s[len(s)-3:]}, parts...)
+		s = s[:len(s)-3]
+	}
+	return strings.Join(append([]string{s}, parts...), ",")
+}
