@@ -11,8 +11,10 @@ test:
 	./scripts/test.sh
 test-fast:
 	SITE_AGENT_SKIP_REAL=1 FUZZTIME=5s ./scripts/test.sh
+# bench prints the README's figures as one table (release build as a process against loopback
+# simulators; the Rancher rows need the Kubernetes binaries of scripts/kube/build.sh).
 bench:
-	go test -run '^$$' -bench . -benchtime 1x ./internal/cli/ ./test/e2e/
+	SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench '^BenchmarkFigures$$' -benchtime 1x -timeout 30m ./test/e2e/
 # event → done latency and recovery after a broker restart, against real RabbitMQ (needs root
 # the first time, to install it) and, when built, the real Kubernetes control plane
 bench-events:

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -85,29 +84,63 @@ func buildRelease(b *testing.B) string {
 type runStat struct {
 	wall    time.Duration // launch → exit
 	cpu     time.Duration // user + system time of the agent
-	maxRSS  float64       // MiB
+	maxRSS  float64       // MiB: the last VmHWM read while it ran (polled every 5 ms)
 	started time.Time
 }
 
-// runOnce runs the binary to completion and fails the benchmark on a non-zero exit.
+// runOnce runs the binary to completion and fails the benchmark on a non-zero exit. Peak RSS is
+// read from /proc while it runs: the rusage of a child also counts the parent's pages it
+// shared before exec.
 func runOnce(b *testing.B, bin string, args ...string) runStat {
 	b.Helper()
 	cmd := exec.Command(bin, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	peak := make(chan float64, 1)
+	go func() {
+		hwm := 0.0
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v, ok := readHWM(cmd.Process.Pid); ok {
+				hwm = max(hwm, v)
+			}
+			select {
+			case <-done:
+				peak <- hwm
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
 	wall := time.Since(start)
+	close(done)
 	if err != nil {
 		b.Fatalf("%v: %v\n%s", args, err, stderr.String())
 	}
 	st := cmd.ProcessState
-	ru, _ := st.SysUsage().(*syscall.Rusage)
-	rs := runStat{wall: wall, cpu: st.UserTime() + st.SystemTime(), started: start}
-	if ru != nil {
-		rs.maxRSS = float64(ru.Maxrss) / 1024
+	return runStat{wall: wall, cpu: st.UserTime() + st.SystemTime(), maxRSS: <-peak, started: start}
+}
+
+// readHWM reads VmHWM of a running process in MiB.
+func readHWM(pid int) (float64, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
 	}
-	return rs
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return n / 1024, err == nil
+		}
+	}
+	return 0, false
 }
 
 // inmemoryWorld is a Waldur simulator with 1 ms latency per request behind a clock, seeded

@@ -6,16 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/waldur/site-agent/internal/sim/ranchersim"
 	"github.com/waldur/site-agent/internal/sim/waldursim"
-	"github.com/waldur/site-agent/internal/testenv"
-	"github.com/waldur/site-agent/internal/testenv/kubeenv"
 )
 
 // BenchmarkFigures measures the footprint and throughput figures of the README on a release
@@ -28,7 +26,7 @@ import (
 // includes their work; the agent's own CPU time is reported beside it.
 func BenchmarkFigures(b *testing.B) {
 	bin := buildRelease(b)
-	t := &table{b: b}
+	t := &table{b: b, loadBefore: loadavg()}
 	want := func(name string) bool {
 		sel := os.Getenv("SITE_AGENT_FIGURES")
 		return sel == "" || slices.Contains(strings.Split(sel, ","), name)
@@ -45,7 +43,7 @@ func BenchmarkFigures(b *testing.B) {
 			figureReport(b, bin, t, 10000)
 		}
 		if want("rancher") {
-			figureRancherOrders(b, bin, t, 100)
+			figureRancher(b, bin, t, 100, 500)
 		}
 	}
 	t.print(os.Stdout)
@@ -53,8 +51,9 @@ func BenchmarkFigures(b *testing.B) {
 
 // table collects rows and reports each number as a benchmark metric too.
 type table struct {
-	b    *testing.B
-	rows [][3]string
+	b          *testing.B
+	rows       [][3]string
+	loadBefore string
 }
 
 func (t *table) add(figure, value, target string) {
@@ -64,11 +63,22 @@ func (t *table) add(figure, value, target string) {
 func (t *table) metric(v float64, unit string) { t.b.ReportMetric(v, unit) }
 
 func (t *table) print(w io.Writer) {
+	fmt.Fprintf(w, "\n%d CPUs, load average %s before and %s after (the simulators share the CPUs with the agent)\n",
+		runtime.NumCPU(), t.loadBefore, loadavg())
 	fmt.Fprintf(w, "\n| figure | result | target |\n|---|---|---|\n")
 	for _, r := range t.rows {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", r[0], r[1], r[2])
 	}
 	fmt.Fprintln(w)
+}
+
+// loadavg is the 1-minute load average (other work on the machine slows every figure).
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(data))[0]
 }
 
 func msText(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
@@ -157,43 +167,6 @@ func figureReport(b *testing.B, bin string, t *table, n int) {
 			fmt.Sprintf("%.2f s (%.2f s CPU, %.1f MiB; %d)", rs.wall.Seconds(), rs.cpu.Seconds(), rs.maxRSS, counts["waldur"]), "≤ 60 s")
 		t.metric(rs.wall.Seconds(), fmt.Sprintf("s-report-%d-pass%d", n, pass+1))
 	}
-}
-
-// figureRancherOrders: n Create orders on the Rancher + Keycloak backend (a real
-// kube-apiserver behind the Rancher simulator): drain time from launch and requests per order
-// per upstream, start-up included. Skipped when the Kubernetes binaries are not built.
-func figureRancherOrders(b *testing.B, bin string, t *table, n int) {
-	label := fmt.Sprintf("%d Create orders, Rancher + Keycloak", n)
-	if err := testenv.Gate(); err != nil {
-		t.add(label, "not measured: set "+testenv.EnvRealTests+"=1 (make bench does)", "")
-		return
-	}
-	if dir, ok := kubeenv.BinDir(); !ok {
-		t.add(label, "not measured: no kube-apiserver in "+dir+" (scripts/kube/build.sh)", "")
-		return
-	}
-	kube := kubeenv.Start(b)
-	ck := newClock()
-	e := startRancherSims(b, &ranchersim.Upstream{Host: kube.Host, Token: kube.Token, CAData: kube.CAData},
-		waldursim.Options{Latency: time.Millisecond, ValidateResponses: waldursim.Bool(false)}, ck.wrap)
-	e.writeRancherConfig(true)
-	for j := 0; j < n; j++ {
-		e.world.CreateOrder(fmt.Sprintf("k%03d", j), map[string]float64{"cpu": 2, "ram": 4, "storage": 10})
-	}
-	ck.reset()
-	e.rs.ResetCalls()
-	rs := runOnce(b, bin, "-m", "order_process", "-c", e.config, "--once")
-	if s := e.orderStates(); s[waldursim.OrderDone] != n {
-		b.Fatalf("orders %v", s)
-	}
-	_, last, counts := ck.times()
-	v3, k8s := e.rs.Total()
-	per := func(x int) string { return fmt.Sprintf("%.2f", float64(x)/float64(n)) }
-	t.add(label+" drained (agent CPU, peak RSS)", fmt.Sprintf("%.3f s (%.2f s CPU, %.1f MiB)",
-		last.Sub(rs.started).Seconds(), rs.cpu.Seconds(), rs.maxRSS), "")
-	t.add(label+": requests per order — Waldur", per(counts["waldur"]), "≤ 5")
-	t.add(label+": requests per order — Rancher v3 + Kubernetes", per(v3)+" + "+per(k8s)+" = "+per(v3+k8s), "≤ 4")
-	t.add(label+": requests per order — Keycloak", per(counts["keycloak"]), "≤ 1")
 }
 
 func thousands(n int) string {
