@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // k8sProxy forwards /k8s/clusters/<cid>/<tail> to the Kubernetes API server with its admin
@@ -17,13 +18,14 @@ func (s *Server) k8sProxy(cid, tail string) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, "NotFound", "clusters.management.cattle.io \""+cid+"\" not found")
 			return
 		}
-		if s.proxy == nil {
+		proxy := s.kubeProxy(cid)
+		if proxy == nil {
 			writeError(w, http.StatusServiceUnavailable, "ClusterUnavailable", "cluster agent is not connected")
 			return
 		}
 		out := r.Clone(r.Context())
 		out.URL.Path, out.URL.RawPath = tail, ""
-		s.proxy.ServeHTTP(w, out)
+		proxy.ServeHTTP(w, out)
 	}
 }
 
@@ -33,17 +35,18 @@ func (s *Server) clusterExists(cid string) bool {
 	return s.st.clusters[cid] != nil
 }
 
-// kubeReady answers 404/503 for an unknown cluster or a missing upstream.
-func (s *Server) kubeReady(w http.ResponseWriter, cid string) bool {
-	switch {
-	case !s.clusterExists(cid):
+// kubeFor returns the cluster's Kubernetes client, or answers 404/503 for an unknown cluster or
+// one without a way to its API (nil).
+func (s *Server) kubeFor(w http.ResponseWriter, cid string) kubernetes.Interface {
+	if !s.clusterExists(cid) {
 		writeError(w, http.StatusNotFound, "NotFound", "clusters.management.cattle.io \""+cid+"\" not found")
-		return false
-	case s.kube == nil:
-		writeError(w, http.StatusServiceUnavailable, "ClusterUnavailable", "cluster agent is not connected")
-		return false
+		return nil
 	}
-	return true
+	kube := s.kubeClient(cid)
+	if kube == nil {
+		writeError(w, http.StatusServiceUnavailable, "ClusterUnavailable", "cluster agent is not connected")
+	}
+	return kube
 }
 
 func renderNamespace(base, cid string, ns *corev1.Namespace) map[string]any {
@@ -58,11 +61,12 @@ func renderNamespace(base, cid string, ns *corev1.Namespace) map[string]any {
 }
 
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request, cid string) {
-	if !s.kubeReady(w, cid) {
+	kube := s.kubeFor(w, cid)
+	if kube == nil {
 		return
 	}
 	f := s.filters(r, "namespaces.list", map[string]bool{"id": true, "name": true, "projectId": true, "state": true})
-	list, err := s.kube.CoreV1().Namespaces().List(r.Context(), metav1.ListOptions{})
+	list, err := kube.CoreV1().Namespaces().List(r.Context(), metav1.ListOptions{})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "ServerError", err.Error())
 		return
@@ -77,7 +81,8 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request, cid stri
 }
 
 func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request, cid string) {
-	if !s.kubeReady(w, cid) {
+	kube := s.kubeFor(w, cid)
+	if kube == nil {
 		return
 	}
 	body, ok := decodeBody(w, r)
@@ -105,7 +110,7 @@ func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request, cid str
 		ns.Annotations[projectIDKey] = pid
 		ns.Labels[projectIDKey] = projectPart(pid)
 	}
-	created, err := s.kube.CoreV1().Namespaces().Create(r.Context(), ns, metav1.CreateOptions{})
+	created, err := kube.CoreV1().Namespaces().Create(r.Context(), ns, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		writeError(w, http.StatusConflict, "AlreadyExists", "namespaces \""+name+"\" already exists")
@@ -119,10 +124,11 @@ func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request, cid str
 }
 
 func (s *Server) getNamespace(w http.ResponseWriter, r *http.Request, cid, name string) {
-	if !s.kubeReady(w, cid) {
+	kube := s.kubeFor(w, cid)
+	if kube == nil {
 		return
 	}
-	ns, err := s.kube.CoreV1().Namespaces().Get(r.Context(), name, metav1.GetOptions{})
+	ns, err := kube.CoreV1().Namespaces().Get(r.Context(), name, metav1.GetOptions{})
 	switch {
 	case isNotFound(err):
 		writeError(w, http.StatusNotFound, "NotFound", "namespaces \""+name+"\" not found")
@@ -134,12 +140,13 @@ func (s *Server) getNamespace(w http.ResponseWriter, r *http.Request, cid, name 
 }
 
 func (s *Server) deleteNamespace(w http.ResponseWriter, r *http.Request, cid, name string) {
-	if !s.kubeReady(w, cid) {
+	kube := s.kubeFor(w, cid)
+	if kube == nil {
 		return
 	}
-	ns, err := s.kube.CoreV1().Namespaces().Get(r.Context(), name, metav1.GetOptions{})
+	ns, err := kube.CoreV1().Namespaces().Get(r.Context(), name, metav1.GetOptions{})
 	if err == nil {
-		err = s.kube.CoreV1().Namespaces().Delete(r.Context(), name, metav1.DeleteOptions{})
+		err = kube.CoreV1().Namespaces().Delete(r.Context(), name, metav1.DeleteOptions{})
 	}
 	switch {
 	case isNotFound(err):

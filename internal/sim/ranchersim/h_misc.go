@@ -19,8 +19,13 @@ func field(typ string, create, update, required bool) map[string]any {
 }
 
 var schemaDefs = []schemaDef{
-	{id: "cluster", plural: "clusters", collection: "clusters", collectionMethods: []string{"GET"}, resourceMethods: []string{"GET"},
-		fields: map[string]map[string]any{"name": field("string", false, false, false), "state": field("string", false, false, false)}},
+	{id: "cluster", plural: "clusters", collection: "clusters", collectionMethods: []string{"GET", "POST"}, resourceMethods: []string{"GET", "DELETE"},
+		fields: map[string]map[string]any{"name": field("string", true, false, true), "state": field("string", false, false, false),
+			"description": field("string", true, false, false)}},
+	{id: "clusterRegistrationToken", plural: "clusterRegistrationTokens", collection: "clusterregistrationtokens",
+		collectionMethods: []string{"GET", "POST"}, resourceMethods: []string{"GET"}, fields: map[string]map[string]any{
+			"clusterId": field("reference[cluster]", true, false, true), "token": field("string", false, false, false),
+			"manifestUrl": field("string", false, false, false)}},
 	{id: "project", plural: "projects", collection: "projects", collectionMethods: []string{"GET", "POST"},
 		resourceMethods: []string{"GET", "PUT", "DELETE"}, fields: map[string]map[string]any{
 			"name": field("string", true, true, true), "clusterId": field("reference[cluster]", true, false, true),

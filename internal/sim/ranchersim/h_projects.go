@@ -139,10 +139,11 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, id string
 
 // deleteProjectNamespaces deletes the namespaces assigned to project id.
 func (s *Server) deleteProjectNamespaces(ctx context.Context, id string) error {
-	if s.kube == nil {
+	kube := s.kubeClient(clusterOfProject(id))
+	if kube == nil {
 		return nil
 	}
-	list, err := s.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: projectIDKey + "=" + projectPart(id)})
+	list, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: projectIDKey + "=" + projectPart(id)})
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func (s *Server) deleteProjectNamespaces(ctx context.Context, id string) error {
 		if ns.Annotations[projectIDKey] != "" && ns.Annotations[projectIDKey] != id {
 			continue
 		}
-		if err := s.kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !isNotFound(err) {
+		if err := kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !isNotFound(err) {
 			return err
 		}
 	}
@@ -158,6 +159,11 @@ func (s *Server) deleteProjectNamespaces(ctx context.Context, id string) error {
 }
 
 const projectIDKey = "field.cattle.io/projectId"
+
+func clusterOfProject(id string) string {
+	c, _, _ := strings.Cut(id, ":")
+	return c
+}
 
 func projectPart(id string) string {
 	if _, p, ok := strings.Cut(id, ":"); ok {

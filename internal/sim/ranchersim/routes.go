@@ -44,6 +44,9 @@ func (s *Server) route(r *http.Request) (route, match) {
 
 // v3Routes maps the path below /v3 to its operations by method (nil: unknown path).
 func (s *Server) v3Routes(p []string) map[string]route {
+	if m := s.importRoutes(p); m != nil {
+		return m
+	}
 	get := http.MethodGet
 	switch {
 	case len(p) == 0 || (len(p) == 1 && p[0] == ""):

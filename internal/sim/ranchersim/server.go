@@ -57,6 +57,8 @@ type Server struct {
 	st         *state
 	calls      map[string]int
 	violations []string
+	tokens     map[string]*Token // cluster registration tokens by id
+	tun        *tunnels          // the agent connect endpoint (tunnel.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -78,7 +80,8 @@ func New(o Options) *Server {
 	if o.PageSize <= 0 {
 		o.PageSize = 1000
 	}
-	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, Injector: simfault.New(faultProfile)}
+	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{}, Injector: simfault.New(faultProfile)}
+	s.tun = newTunnels(s)
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)
 	}
@@ -124,6 +127,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if op, h := s.publicRoute(r); h != nil {
+		s.count(op)
+		h(w, r)
+		return
+	}
 	if !s.authorized(r.Header.Get("Authorization")) {
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "must authenticate")
 		return

@@ -36,6 +36,7 @@ type Binding struct {
 // Cluster is a simulated downstream cluster.
 type Cluster struct {
 	ID, Name, State string
+	imp             *imported // clusters created through the API (import.go)
 }
 
 type state struct {
@@ -127,8 +128,10 @@ func renderBinding(base string, b *Binding) map[string]any {
 
 func renderCluster(base string, c *Cluster) map[string]any {
 	self := base + "/v3/clusters/" + c.ID
-	return map[string]any{"id": c.ID, "type": "cluster", "baseType": "cluster", "name": c.Name, "state": c.State,
+	out := map[string]any{"id": c.ID, "type": "cluster", "baseType": "cluster", "name": c.Name, "state": c.State,
 		"links": map[string]string{"self": self, "namespaces": self + "/namespaces"}, "actions": map[string]string{}}
+	c.renderImported(out)
+	return out
 }
 
 func nonNil(m map[string]string) map[string]string {

@@ -1,0 +1,244 @@
+package ranchersim
+
+import (
+	"crypto/rand"
+	"math/big"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Cluster import, as Rancher's v3 API offers it for a generic ("imported") cluster:
+//
+//   - POST /v3/clusters {"name"} creates a cluster in state "pending" (names are unique,
+//     case-insensitively: 422 NotUnique on "Cluster name", as pkg/api/norman/store/cluster does);
+//   - DELETE /v3/clusters/<id> removes it with its projects, bindings and registration tokens and
+//     drops its tunnels;
+//   - /v3/clusterregistrationtokens (list with clusterId/id/name filters, create, get) hands out
+//     the registration token, whose manifestUrl is <server>/v3/import/<token>_<clusterId>.yaml;
+//   - GET /v3/import/<token>_<clusterId>.yaml (no authentication, like Rancher's) renders the
+//     import manifest: the cattle-system namespace, the cattle service account bound to the
+//     cattle-admin cluster role, the cattle-credentials-<hash> Secret with the server URL and
+//     the token, and the cattle-cluster-agent Deployment and Service.
+
+// imported is what a cluster created through the API carries beyond id, name and state.
+type imported struct {
+	created time.Time
+	agent   *agentLink // set by the first agent handshake
+	stats   clusterStats
+}
+
+// Token is a simulated clusterRegistrationToken.
+type Token struct {
+	ID, Name, ClusterID, Token string
+	Created                    time.Time
+}
+
+// tokenChars and tokenLen are those of wrangler's randomtoken.Generate, which Rancher uses.
+const (
+	tokenChars = "bcdfghjklmnpqrstvwxz2456789"
+	tokenLen   = 54
+)
+
+func newRegistrationToken() string {
+	b := make([]byte, tokenLen)
+	for i := range b {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(tokenChars))))
+		if err != nil {
+			panic("ranchersim: random: " + err.Error())
+		}
+		b[i] = tokenChars[n.Int64()]
+	}
+	return string(b)
+}
+
+// importRoutes are the routes this file adds below /v3 (nil: not one of them).
+func (s *Server) importRoutes(p []string) map[string]route {
+	get, post, del := http.MethodGet, http.MethodPost, http.MethodDelete
+	switch {
+	case len(p) == 1 && p[0] == "clusters":
+		return map[string]route{get: {"clusters.list", s.handleClusters}, post: {"cluster.create", s.createCluster}}
+	case len(p) == 2 && p[0] == "clusters":
+		id := p[1]
+		return map[string]route{
+			get: {"cluster.get", func(w http.ResponseWriter, r *http.Request) { s.handleCluster(w, r, id) }},
+			del: {"cluster.delete", func(w http.ResponseWriter, r *http.Request) { s.deleteCluster(w, r, id) }},
+		}
+	case len(p) == 1 && p[0] == "clusterregistrationtokens":
+		return map[string]route{get: {"crts.list", s.listTokensCRT}, post: {"crt.create", s.createTokenCRT}}
+	case len(p) == 2 && p[0] == "clusterregistrationtokens":
+		id := p[1]
+		return map[string]route{get: {"crt.get", func(w http.ResponseWriter, r *http.Request) { s.getTokenCRT(w, r, id) }}}
+	}
+	return nil
+}
+
+var clusterCreateFields = map[string]fieldKind{"name": kString, "description": kString, "labels": kStringMap, "annotations": kStringMap}
+
+func (s *Server) createCluster(w http.ResponseWriter, r *http.Request) {
+	body, ok := decodeBody(w, r)
+	if !ok {
+		return
+	}
+	in, ok := s.input(w, "cluster.create", body, clusterCreateFields)
+	if !ok {
+		return
+	}
+	name, _ := in["name"].(string)
+	if strings.TrimSpace(name) == "" {
+		fieldError(w, "MissingRequired", "name", "")
+		return
+	}
+	s.mu.Lock()
+	for _, c := range s.st.clusters {
+		if strings.EqualFold(c.Name, name) {
+			s.mu.Unlock()
+			fieldError(w, "NotUnique", "Cluster name", "")
+			return
+		}
+	}
+	id := s.st.newName("c-", func(n string) bool { return s.st.clusters[n] != nil })
+	c := &Cluster{ID: id, Name: name, State: "pending", imp: &imported{created: time.Now()}}
+	s.st.clusters[id] = c
+	out := renderCluster(baseURL(r), c)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// deleteCluster removes a cluster as Rancher does: its projects, bindings and registration
+// tokens go with it, and its agent's tunnels are closed (a reconnect is then refused).
+func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, id string) {
+	s.mu.Lock()
+	c := s.st.clusters[id]
+	if c == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "NotFound", "clusters.management.cattle.io \""+id+"\" not found")
+		return
+	}
+	out := renderCluster(baseURL(r), c)
+	s.removeClusterLocked(id)
+	s.mu.Unlock()
+	s.tun.drop(id)
+	out["state"] = "removing"
+	writeJSON(w, http.StatusOK, out)
+}
+
+// removeClusterLocked deletes the cluster and everything that belongs to it (s.mu held).
+func (s *Server) removeClusterLocked(id string) {
+	delete(s.st.clusters, id)
+	for pid, p := range s.st.projects {
+		if p.ClusterID == id {
+			delete(s.st.projects, pid)
+		}
+	}
+	for bid, b := range s.st.bindings {
+		if strings.HasPrefix(b.ProjectID, id+":") {
+			delete(s.st.bindings, bid)
+		}
+	}
+	for tid, t := range s.tokens {
+		if t.ClusterID == id {
+			delete(s.tokens, tid)
+		}
+	}
+}
+
+var crtFilters = map[string]bool{"clusterId": true, "id": true, "name": true, "state": true, "token": true}
+
+func (s *Server) listTokensCRT(w http.ResponseWriter, r *http.Request) {
+	f := s.filters(r, "crts.list", crtFilters)
+	base := baseURL(r)
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.tokens))
+	for id := range s.tokens {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var items []map[string]any
+	for _, id := range ids {
+		if item := renderCRT(base, s.tokens[id]); matches(item, f) {
+			items = append(items, item)
+		}
+	}
+	s.mu.Unlock()
+	s.writeCollection(w, r, "clusterRegistrationToken", items)
+}
+
+func (s *Server) createTokenCRT(w http.ResponseWriter, r *http.Request) {
+	body, ok := decodeBody(w, r)
+	if !ok {
+		return
+	}
+	in, ok := s.input(w, "crt.create", body, map[string]fieldKind{"clusterId": kReference, "name": kString})
+	if !ok {
+		return
+	}
+	cid, _ := in["clusterId"].(string)
+	if cid == "" {
+		fieldError(w, "MissingRequired", "clusterId", "")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.clusters[cid] == nil {
+		fieldError(w, "InvalidReference", "clusterId", "cluster "+cid+" not found")
+		return
+	}
+	name := s.st.newName("crt-", func(n string) bool { return s.tokens[cid+":"+n] != nil })
+	t := &Token{ID: cid + ":" + name, Name: name, ClusterID: cid, Token: newRegistrationToken(), Created: time.Now()}
+	s.tokens[t.ID] = t
+	writeJSON(w, http.StatusCreated, renderCRT(baseURL(r), t))
+}
+
+func (s *Server) getTokenCRT(w http.ResponseWriter, r *http.Request, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tokens[id]
+	if t == nil {
+		writeError(w, http.StatusNotFound, "NotFound", "clusterregistrationtokens.management.cattle.io \""+id+"\" not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, renderCRT(baseURL(r), t))
+}
+
+func renderCRT(base string, t *Token) map[string]any {
+	self := base + "/v3/clusterregistrationtokens/" + t.ID
+	manifest := base + "/v3/import/" + t.Token + "_" + t.ClusterID + ".yaml"
+	return map[string]any{"id": t.ID, "type": "clusterRegistrationToken", "baseType": "clusterRegistrationToken",
+		"name": t.Name, "namespaceId": t.ClusterID, "clusterId": t.ClusterID, "token": t.Token, "state": "active",
+		"manifestUrl": manifest, "command": "kubectl apply -f " + manifest,
+		"insecureCommand": "curl --insecure -sfL " + manifest + " | kubectl apply -f -",
+		"created":         t.Created.UTC().Format(time.RFC3339), "uuid": uuidOf(t.ID),
+		"links": map[string]string{"self": self}, "actions": map[string]string{}}
+}
+
+// clusterByToken returns the id of the cluster a registration token belongs to ("" if none).
+func (s *Server) clusterByToken(token string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.tokens {
+		if t.Token == token && s.st.clusters[t.ClusterID] != nil {
+			return t.ClusterID
+		}
+	}
+	return ""
+}
+
+// renderImported adds what an imported cluster shows: driver, API endpoint, node count and
+// the capacity, allocatable, requested and limits summed from its Nodes and Pods.
+func (c *Cluster) renderImported(out map[string]any) {
+	if c.imp == nil {
+		return
+	}
+	out["driver"] = ""
+	out["created"] = c.imp.created.UTC().Format(time.RFC3339)
+	if c.imp.agent != nil {
+		out["driver"] = "imported"
+		out["apiEndpoint"] = "https://" + c.imp.agent.params.address
+	}
+	st := c.imp.stats
+	out["nodeCount"] = st.nodes
+	out["capacity"], out["allocatable"] = nonNil(st.capacity), nonNil(st.allocatable)
+	out["requested"], out["limits"] = nonNil(st.requested), nonNil(st.limits)
+}

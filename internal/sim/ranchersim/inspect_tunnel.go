@@ -1,0 +1,119 @@
+package ranchersim
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net"
+	"sort"
+)
+
+// ClusterInfo is an imported cluster as tests see it.
+type ClusterInfo struct {
+	ID, Name, State string
+	APIEndpoint     string // "https://" + the agent's address ("" before the first handshake)
+	Nodes           int
+	Capacity        map[string]string
+	Allocatable     map[string]string
+	Requested       map[string]string
+}
+
+// ImportedClusters lists the clusters created through the API, sorted by name.
+func (s *Server) ImportedClusters() []ClusterInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ClusterInfo
+	for _, c := range s.st.clusters {
+		if c.imp == nil {
+			continue
+		}
+		ci := ClusterInfo{ID: c.ID, Name: c.Name, State: c.State, Nodes: c.imp.stats.nodes,
+			Capacity: maps.Clone(c.imp.stats.capacity), Allocatable: maps.Clone(c.imp.stats.allocatable),
+			Requested: maps.Clone(c.imp.stats.requested)}
+		if c.imp.agent != nil {
+			ci.APIEndpoint = "https://" + c.imp.agent.params.address
+		}
+		out = append(out, ci)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ClusterByName returns the imported cluster with that name.
+func (s *Server) ClusterByName(name string) (ClusterInfo, bool) {
+	for _, c := range s.ImportedClusters() {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return ClusterInfo{}, false
+}
+
+// DeleteCluster removes a cluster as a Rancher user would (same cascade as the API).
+func (s *Server) DeleteCluster(id string) bool {
+	s.mu.Lock()
+	if s.st.clusters[id] == nil {
+		s.mu.Unlock()
+		return false
+	}
+	s.removeClusterLocked(id)
+	s.mu.Unlock()
+	s.tun.drop(id)
+	return true
+}
+
+// Sessions reports whether the cluster's agent and steve sessions are up.
+func (s *Server) Sessions(id string) (agent, steve bool) {
+	return s.tun.rd.HasSession(id), s.tun.rd.HasSession(stevePrefix + id)
+}
+
+// TunnelConnects counts successful handshakes by kind: "agent.register", "agent", "steve".
+func (s *Server) TunnelConnects() map[string]int {
+	s.tun.mu.Lock()
+	defer s.tun.mu.Unlock()
+	return maps.Clone(s.tun.connects)
+}
+
+// CloseTunnels closes every tunnel, as a Rancher restart does (the clients must reconnect).
+func (s *Server) CloseTunnels() {
+	s.tun.mu.Lock()
+	ids := make([]string, 0, len(s.tun.conns))
+	for id := range s.tun.conns {
+		ids = append(ids, id)
+	}
+	s.tun.mu.Unlock()
+	for _, id := range ids {
+		s.tun.drop(id)
+	}
+}
+
+// DialTunnel asks the cluster's agent (or, with steve, its steve session) to open a TCP
+// connection to address, as Rancher does when it proxies to the cluster.
+func (s *Server) DialTunnel(ctx context.Context, id string, steve bool, address string) (net.Conn, error) {
+	key := id
+	if steve {
+		key = stevePrefix + id
+	}
+	if !s.tun.rd.HasSession(key) {
+		return nil, errors.New("no session for " + key)
+	}
+	return s.tun.rd.Dialer(key)(ctx, "tcp", address)
+}
+
+// RefreshStats recounts an imported cluster's Nodes and Pods through its tunnel.
+func (s *Server) RefreshStats(ctx context.Context, id string) error {
+	link := s.tunnelLink(id)
+	if link == nil {
+		return errors.New("cluster " + id + " has no tunnel")
+	}
+	st, err := collectStats(ctx, link.kube)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.st.clusters[id]; c != nil && c.imp != nil {
+		c.imp.stats = st
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package vclusters
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// markDirty asks the saver to write the state file soon.
+func (m *Manager) markDirty() {
+	select {
+	case m.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// saver coalesces state changes into at most one write per 200 ms.
+func (m *Manager) saver(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.dirty:
+		}
+		if err := m.saveNow(); err != nil {
+			m.log.Error("state file not written", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// saveNow writes the state file.
+func (m *Manager) saveNow() error {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	m.mu.Lock()
+	records := make([]Record, 0, len(m.clusters))
+	for _, c := range m.clusters {
+		records = append(records, c.rec)
+	}
+	m.mu.Unlock()
+	return m.state.save(records)
+}
+
+// deletionWatcher removes the clusters Rancher no longer has: every deletion_interval, and at
+// once when a tunnel handshake is refused.
+func (m *Manager) deletionWatcher(ctx context.Context) {
+	t := time.NewTicker(m.cfg.Sync.DeletionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-m.deletion:
+		}
+		m.removeDeletedInRancher(ctx)
+	}
+}
+
+func (m *Manager) removeDeletedInRancher(ctx context.Context) {
+	// Only clusters imported before the list was asked for can be missing from it.
+	m.mu.Lock()
+	known := map[string]string{}
+	for name, c := range m.clusters {
+		if c.rec.RancherID != "" && !c.deleting {
+			known[name] = c.rec.RancherID
+		}
+	}
+	m.mu.Unlock()
+	reqCtx, cancel := context.WithTimeout(ctx, m.cfg.Rancher.Timeout)
+	ids, err := m.rancher.clusters(reqCtx)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			m.met.Errors.WithLabelValues("deletion_watch").Inc()
+			m.log.Warn("cannot list rancher clusters for the deletion watcher", zap.Error(err))
+		}
+		return
+	}
+	m.mu.Lock()
+	var gone []string
+	for name, id := range known {
+		if c := m.clusters[name]; c != nil && c.rec.RancherID == id && !ids[id] && !c.deleting {
+			gone = append(gone, name)
+		}
+	}
+	m.mu.Unlock()
+	for _, name := range gone {
+		m.log.Info("rancher deleted the cluster, removing it", zap.String("cluster", name))
+		delCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		if err := m.Delete(delCtx, name, true); err != nil && ctx.Err() == nil {
+			m.log.Warn("removing a cluster deleted in rancher failed", zap.String("cluster", name), zap.Error(err))
+		}
+		cancel()
+	}
+}
+
+// driftLoop re-patches Node status that drifted from the template and re-creates Nodes that
+// disappeared, for clusters whose tenant is in place.
+func (m *Manager) driftLoop(ctx context.Context) {
+	t := time.NewTicker(m.cfg.Sync.NodeStatusInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := m.repairDrift(ctx); err != nil && ctx.Err() == nil {
+			m.met.Errors.WithLabelValues("drift").Inc()
+			m.log.Warn("node drift check failed", zap.Error(err))
+		}
+	}
+}
+
+func (m *Manager) repairDrift(ctx context.Context) error {
+	nodes, err := m.main.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy})
+	if err != nil {
+		return err
+	}
+	seen := map[string]int{}
+	m.mu.Lock()
+	owners := map[string]Record{}
+	for name, c := range m.clusters {
+		if c.rec.Step != StepNone && !c.deleting {
+			owners[name] = c.rec
+		}
+	}
+	m.mu.Unlock()
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		rec, ok := owners[n.Labels[LabelLogicalCluster]]
+		if !ok {
+			continue
+		}
+		seen[rec.Name]++
+		if m.cfg.Template.statusDrifted(n) {
+			m.log.Info("node status drifted from the template", zap.String("cluster", rec.Name), zap.String("node", n.Name))
+			if err := m.main.patchNodeStatus(ctx, rec.Name, n.Name); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			m.met.DriftRepairs.Inc()
+		}
+	}
+	for name, rec := range owners {
+		if seen[name] < m.cfg.Template.Nodes {
+			m.log.Info("virtual cluster nodes missing, re-creating them", zap.String("cluster", name))
+			if err := m.main.ensureNodes(ctx, rec); err != nil {
+				return err
+			}
+			m.met.DriftRepairs.Inc()
+		}
+	}
+	return nil
+}
