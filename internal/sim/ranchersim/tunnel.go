@@ -2,6 +2,7 @@ package ranchersim
 
 import (
 	"bufio"
+	"crypto/x509"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -80,6 +81,10 @@ func decodeAgentParams(v string) (agentParams, error) {
 	if err != nil {
 		return agentParams{}, errors.New("invalid input, caCert is not base64")
 	}
+	// Rancher stores caCert and fails only when it first dials; the simulator refuses it at once.
+	if !x509.NewCertPool().AppendCertsFromPEM(ca) {
+		return agentParams{}, errors.New("invalid input, caCert is not a PEM certificate (simulator check)")
+	}
 	return agentParams{address: in.Cluster.Address, token: in.Cluster.Token, caPEM: ca}, nil
 }
 
@@ -103,7 +108,9 @@ func (s *Server) authorizeTunnel(r *http.Request) (string, bool, error) {
 		if strings.HasSuffix(r.URL.Path, "/register") {
 			kind = "agent.register"
 		}
-		s.linkAgent(cid, p)
+		if err := s.linkAgent(cid, p); err != nil {
+			return "", false, err
+		}
 		*h = keyHolder{key: cid, cluster: cid, kind: kind}
 		return cid, true, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -31,7 +32,7 @@ type clusterStats struct {
 	capacity, allocatable, requested, limits map[string]string
 }
 
-func (s *Server) newAgentLink(cid string, p agentParams) *agentLink {
+func (s *Server) newAgentLink(cid string, p agentParams) (*agentLink, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(p.caPEM)
 	dial := s.tun.rd.Dialer(cid)
@@ -51,29 +52,34 @@ func (s *Server) newAgentLink(cid string, p agentParams) *agentLink {
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: "https://" + p.address, BearerToken: p.token, Dial: dialCtx,
 		TLSClientConfig: rest.TLSClientConfig{CAData: p.caPEM}, QPS: 200, Burst: 400, Timeout: 30 * time.Second})
 	if err != nil {
-		panic("ranchersim: tunnel client: " + err.Error())
+		return nil, err
 	}
-	return &agentLink{params: p, transport: tr, proxy: rp, kube: cs}
+	return &agentLink{params: p, transport: tr, proxy: rp, kube: cs}, nil
 }
 
 // linkAgent records the agent's parameters at a handshake and starts activating the cluster.
-func (s *Server) linkAgent(cid string, p agentParams) {
+func (s *Server) linkAgent(cid string, p agentParams) error {
+	fresh, err := s.newAgentLink(cid, p)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	c := s.st.clusters[cid]
 	if c == nil || c.imp == nil {
 		s.mu.Unlock()
-		return
+		return errors.New("cluster not found")
 	}
 	link := c.imp.agent
 	if link == nil || link.params.address != p.address || link.params.token != p.token || !bytes.Equal(link.params.caPEM, p.caPEM) {
 		if link != nil {
 			link.transport.CloseIdleConnections()
 		}
-		link = s.newAgentLink(cid, p)
+		link = fresh
 		c.imp.agent = link
 	}
 	s.mu.Unlock()
 	go s.activate(cid, link)
+	return nil
 }
 
 // activate waits for the session the handshake opens, then reads the cluster's Nodes through it:
