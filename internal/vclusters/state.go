@@ -90,6 +90,7 @@ func (f *stateFile) load() ([]Record, error) {
 // save writes the records atomically: a temporary file in the same directory, fsync, rename,
 // fsync of the directory. A crash leaves either the old or the new file, never a torn one.
 func (f *stateFile) save(records []Record) error {
+	records = append([]Record(nil), records...)
 	sort.Slice(records, func(i, j int) bool { return records[i].Name < records[j].Name })
 	data, err := json.MarshalIndent(stateDoc{Version: stateVersion, Clusters: records}, "", "  ")
 	if err != nil {

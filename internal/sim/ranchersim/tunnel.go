@@ -2,8 +2,8 @@ package ranchersim
 
 import (
 	"bufio"
-	"crypto/x509"
 	"context"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"

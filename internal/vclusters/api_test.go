@@ -1,0 +1,151 @@
+package vclusters
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// unreachableDeps point at a main API server that is not there: setup fails and is retried,
+// which is all these tests need.
+func unreachableDeps(t *testing.T) Deps {
+	t.Helper()
+	rc := &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(rc.Host)
+	return Deps{Kube: kube, KubeURL: u, KubeTransport: nil, Logger: zaptest.NewLogger(t), Metrics: NewMetrics()}
+}
+
+func TestAPIRejectsBadRequestsClearly(t *testing.T) {
+	sim, srv := rancherSim(t)
+	m, err := NewManager(testConfig(t, srv.URL, sim.Token()), unreachableDeps(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runManager(t, m)
+	h := m.Handler()
+	if a := call(t, h, "POST", "/clusters", `{"name":"vc-ok"}`); a.code != 201 || a.body["status"] != "creating" || a.body["namespace"] != "cluster-vc-ok" {
+		t.Fatalf("create: %d %s", a.code, a.raw)
+	}
+	long := strings.Repeat("a", maxNameLen+1)
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		says               string
+	}{
+		{"POST", "/clusters", `{"name":"vc-ok"}`, 409, "exists"},
+		{"POST", "/clusters", `{"name":"Upper"}`, 422, "DNS-1123"},
+		{"POST", "/clusters", `{"name":"a_b"}`, 422, "DNS-1123"},
+		{"POST", "/clusters", `{"name":"-x"}`, 422, "DNS-1123"},
+		{"POST", "/clusters", `{"name":""}`, 422, "name is required"},
+		{"POST", "/clusters", `{"name":"` + long + `"}`, 422, "at most 55"},
+		{"POST", "/clusters", `{}`, 422, "name is required"},
+		{"POST", "/clusters", `{"name":"x","nodes":3}`, 400, "unknown field"},
+		{"POST", "/clusters", `{"name":`, 400, "JSON object"},
+		{"POST", "/clusters", `{"name":"x"}{"name":"y"}`, 400, "one JSON object"},
+		{"POST", "/clusters", `["x"]`, 400, "JSON object"},
+		{"GET", "/clusters/nope", "", 404, "no virtual cluster named nope"},
+		{"DELETE", "/clusters/nope", "", 404, "no virtual cluster named nope"},
+		{"PUT", "/clusters/vc-ok", "", 405, ""},
+		{"GET", "/nothing", "", 404, ""},
+	} {
+		a := call(t, h, tc.method, tc.path, tc.body)
+		if a.code != tc.code || !strings.Contains(a.raw, tc.says) {
+			t.Errorf("%s %s %s: %d %s, want %d %q", tc.method, tc.path, tc.body, a.code, a.raw, tc.code, tc.says)
+		}
+	}
+	if a := call(t, h, "POST", "/clusters", `{"name":"vc-ok"}`); a.body["field"] != "name" {
+		t.Errorf("duplicate does not name the field: %s", a.raw)
+	}
+	list := call(t, h, "GET", "/clusters", "")
+	if cl := list.body["clusters"].([]any); list.code != 200 || len(cl) != 1 {
+		t.Errorf("list: %d %s", list.code, list.raw)
+	}
+	// Setup cannot reach the main API server: the cluster shows the reason and is retried.
+	waitFor(t, "the setup failure to show", func() bool {
+		v, _ := m.Get("vc-ok")
+		return v.Status == StatusError && strings.Contains(v.Reason, "tenant")
+	})
+	if a := call(t, h, "GET", "/metrics", ""); !strings.Contains(a.raw, `site_agent_vclusters_clusters{status="error"} 1`) ||
+		!strings.Contains(a.raw, `site_agent_vclusters_errors_total{stage="setup"}`) {
+		t.Errorf("metrics lack the cluster gauge or the setup errors:\n%s", a.raw)
+	}
+	// Nothing reached Rancher: the failure came before the import.
+	if len(sim.ImportedClusters()) != 0 {
+		t.Errorf("rancher has clusters: %v", sim.ImportedClusters())
+	}
+	// Deleting needs the main API server too: a clear 502, the cluster kept for a retry.
+	if a := call(t, h, "DELETE", "/clusters/vc-ok", ""); a.code != 502 || !strings.Contains(a.raw, "retry DELETE") {
+		t.Errorf("delete without a main API server: %d %s", a.code, a.raw)
+	}
+	if v, ok := m.Get("vc-ok"); !ok || v.Status != StatusError || !strings.Contains(v.Reason, "deletion failed") {
+		t.Errorf("after the failed delete: %+v %v", v, ok)
+	}
+}
+
+func TestCreateIsRecordedBeforeItAnswers(t *testing.T) {
+	sim, srv := rancherSim(t)
+	cfg := testConfig(t, srv.URL, sim.Token())
+	m, err := NewManager(cfg, unreachableDeps(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runManager(t, m)
+	if a := call(t, m.Handler(), "POST", "/clusters", `{"name":"vc-rec"}`); a.code != 201 {
+		t.Fatal(a.raw)
+	}
+	data, err := os.ReadFile(filepath.Join(cfg.StateDir, "state.json"))
+	if err != nil || !strings.Contains(string(data), `"name": "vc-rec"`) {
+		t.Fatalf("state file right after POST: %v\n%s", err, data)
+	}
+	stop()
+	// A new manager on the same state directory knows the cluster and resumes it.
+	m2, err := NewManager(cfg, unreachableDeps(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runManager(t, m2)
+	if v, ok := m2.Get("vc-rec"); !ok || v.ID == "" {
+		t.Fatalf("after restart: %+v %v", v, ok)
+	}
+	if a := call(t, m2.Handler(), "POST", "/clusters", `{"name":"vc-rec"}`); a.code != 409 {
+		t.Errorf("a resumed name is taken: %d", a.code)
+	}
+}
+
+func TestCreateBeforeRunIsRefused(t *testing.T) {
+	sim, srv := rancherSim(t)
+	m, err := NewManager(testConfig(t, srv.URL, sim.Token()), unreachableDeps(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create("early"); err != ErrNotRunning {
+		t.Errorf("create before Run: %v", err)
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	waitForLong(t, 10*time.Second, what, ok)
+}
+
+func waitForLong(t *testing.T, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

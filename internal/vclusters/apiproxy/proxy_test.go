@@ -1,0 +1,201 @@
+package apiproxy_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/waldur/site-agent/internal/vclusters/apiproxy"
+	"github.com/waldur/site-agent/internal/vclusters/pki"
+)
+
+// upstream stands in for the main API server: it echoes what reached it.
+func upstream(t *testing.T) (*httptest.Server, *http.Transport) {
+	t.Helper()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_ = json.NewEncoder(w).Encode(map[string]string{"path": r.URL.Path, "query": r.URL.RawQuery,
+			"authorization": r.Header.Get("Authorization"), "accept-encoding": r.Header.Get("Accept-Encoding"),
+			"host": r.Host, "body": string(body)})
+	}))
+	t.Cleanup(srv.Close)
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.DisableCompression = true
+	return srv, tr
+}
+
+type fixture struct {
+	up    *httptest.Server
+	proxy *apiproxy.Proxy
+	ca    *pki.CA
+	moves chan string
+	mu    sync.Mutex
+	seen  []int64 // bytes out per request
+}
+
+func start(t *testing.T, ports *apiproxy.Ports, preferred int) *fixture {
+	t.Helper()
+	up, tr := upstream(t)
+	ca, err := pki.NewCA("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ca.IssueServing("proxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(up.URL)
+	f := &fixture{up: up, ca: ca, moves: make(chan string, 4)}
+	f.proxy, err = apiproxy.Start(apiproxy.Options{Cluster: "vc", Upstream: u, Transport: tr, Cert: srv.TLS, Ports: ports,
+		Preferred: preferred, NodeSelector: "logical-cluster=vc",
+		OnRequest: func(code int, in, out int64) { f.mu.Lock(); f.seen = append(f.seen, out); f.mu.Unlock() },
+		OnMove:    func(addr string) { f.moves <- addr }, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.proxy.Close)
+	return f
+}
+
+// client trusts only the proxy CA, as Rancher does with the caCert the agent reports.
+func (f *fixture) client() *http.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(f.ca.PEM)
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+}
+
+func (f *fixture) get(t *testing.T, path string, hdr http.Header) map[string]string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "https://"+f.proxy.Addr()+path, nil)
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	resp, err := f.client().Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	var out map[string]string
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+	}
+	return out
+}
+
+func TestPassesThroughWithTheCallersCredentials(t *testing.T) {
+	f := start(t, apiproxy.NewPorts(0, 0), 0)
+	got := f.get(t, "/api/v1/namespaces/x/pods?limit=3", http.Header{"Authorization": {"Bearer sa-token"}, "Accept-Encoding": {"gzip"}})
+	want := map[string]string{"path": "/api/v1/namespaces/x/pods", "query": "limit=3", "authorization": "Bearer sa-token",
+		"accept-encoding": "", "host": strings.TrimPrefix(f.up.URL, "https://")}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if got := f.get(t, "/healthz", nil); got["authorization"] != "" || got["path"] != "/healthz" {
+		t.Errorf("health check gained credentials or lost its path: %v", got)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.seen) != 2 || f.seen[0] == 0 {
+		t.Errorf("observed requests %v", f.seen)
+	}
+}
+
+func TestNodeListsAreScopedToTheCluster(t *testing.T) {
+	f := start(t, apiproxy.NewPorts(0, 0), 0)
+	for _, tc := range []struct{ path, query string }{
+		{"/api/v1/nodes", "labelSelector=logical-cluster%3Dvc"},
+		{"/api/v1/nodes?labelSelector=type%3Dkwok&watch=1", "labelSelector=type%3Dkwok%2Clogical-cluster%3Dvc&watch=1"},
+		{"/api/v1/nodes/vc-node1", ""},
+		{"/api/v1/pods", ""},
+	} {
+		if got := f.get(t, tc.path, nil); got["query"] != tc.query {
+			t.Errorf("%s reached the API server with query %q, want %q", tc.path, got["query"], tc.query)
+		}
+	}
+}
+
+func TestRestartsOnANewPortWhenTheListenerFails(t *testing.T) {
+	ports := apiproxy.NewPorts(0, 0)
+	f := start(t, ports, 0)
+	old := f.proxy.Addr()
+	f.proxy.BreakListener()
+	var moved string
+	select {
+	case moved = <-f.moves:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the proxy did not report a move")
+	}
+	if moved == old || moved != f.proxy.Addr() {
+		t.Fatalf("moved from %s to %s (Addr %s)", old, moved, f.proxy.Addr())
+	}
+	if got := f.get(t, "/version", nil); got["path"] != "/version" {
+		t.Errorf("after the move: %v", got)
+	}
+	if c, err := net.DialTimeout("tcp", old, time.Second); err == nil {
+		c.Close()
+		t.Errorf("the old address %s still accepts connections", old)
+	}
+}
+
+func TestPortsFromARangeAndThePreferredPort(t *testing.T) {
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := probe.Addr().(*net.TCPAddr).Port
+	probe.Close()
+	ports := apiproxy.NewPorts(base, 2)
+	a := start(t, ports, 0)
+	b := start(t, ports, 0)
+	if a.proxy.Port() != base || b.proxy.Port() != base+1 {
+		t.Fatalf("ports %d, %d from range %d+2", a.proxy.Port(), b.proxy.Port(), base)
+	}
+	if _, err := ports.Listen(0); err == nil || !strings.Contains(err.Error(), "no free port") {
+		t.Errorf("a third port from a range of two: %v", err)
+	}
+	// A restarted tool asks for the port a cluster had: it gets it when it is free.
+	a.proxy.Close()
+	c := start(t, apiproxy.NewPorts(0, 0), base)
+	if c.proxy.Port() != base {
+		t.Errorf("preferred port %d not reused: got %d", base, c.proxy.Port())
+	}
+}
+
+func TestPipeServesPlainHTTPForTheSteveSession(t *testing.T) {
+	f := start(t, apiproxy.NewPorts(0, 0), 0)
+	conn, err := f.proxy.DialPipe(context.Background(), "tcp", "127.0.0.1:6080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "GET /v1/nodes HTTP/1.1\r\nHost: 127.0.0.1:6080\r\nAuthorization: Bearer x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	_ = json.NewDecoder(resp.Body).Decode(&got)
+	if got["path"] != "/v1/nodes" || got["authorization"] != "Bearer x" {
+		t.Errorf("through the pipe: %v", got)
+	}
+	f.proxy.Close()
+	if _, err := f.proxy.DialPipe(context.Background(), "tcp", ""); err == nil {
+		t.Error("pipe of a closed proxy accepted a connection")
+	}
+}
