@@ -1,5 +1,5 @@
 // Package kubeenv starts a real Kubernetes control plane for tests: etcd, kube-apiserver and
-// kube-controller-manager (resourcequota, serviceaccount and namespace controllers) on free
+// kube-controller-manager (resourcequota, serviceaccount, serviceaccount-token and namespace controllers) on free
 // loopback ports, from binaries built once by scripts/kube/build.sh and cached outside the repo.
 //
 // Use Start for a private control plane per test, or Shared for one per test binary (TestMain

@@ -30,7 +30,7 @@ type credentials struct {
 
 // files are the paths the processes read credentials from.
 type files struct {
-	tlsCert, tlsKey, saPub, saKey, tokens, kubeconfig string
+	tlsCert, tlsKey, saPub, saKey, tokens, kubeconfig, ca string
 }
 
 func newCredentials() (*credentials, error) {
@@ -146,6 +146,7 @@ func (c *credentials) write(dir, host string) (files, error) {
 		saKey:      filepath.Join(dir, "sa.key"),
 		tokens:     filepath.Join(dir, "tokens.csv"),
 		kubeconfig: filepath.Join(dir, "admin.kubeconfig"),
+		ca:         filepath.Join(dir, "ca.crt"),
 	}
 	contents := map[string][]byte{
 		f.tlsCert: c.certPEM,
@@ -153,6 +154,7 @@ func (c *credentials) write(dir, host string) (files, error) {
 		f.saPub:   c.saPublicPEM,
 		f.saKey:   c.saKeyPEM,
 		f.tokens:  fmt.Appendf(nil, "%s,admin,admin,\"system:masters\"\n", c.token),
+		f.ca:      c.caPEM,
 	}
 	for path, data := range contents {
 		if err := os.WriteFile(path, data, 0o600); err != nil {

@@ -83,12 +83,16 @@ func (c *cluster) startAPIServer(ctx context.Context, bin string, f files, etcdU
 }
 
 // startControllerManager runs kube-controller-manager with the controllers quota accounting
-// needs (no HTTPS endpoint of its own) and waits until the serviceaccount controller has
+// and service-account tokens need (no HTTPS endpoint of its own) and waits until the serviceaccount controller has
 // created the "default" ServiceAccount, which proves it is connected and working.
 func (c *cluster) startControllerManager(ctx context.Context, bin string, f files) error {
 	err := c.run("kube-controller-manager", bin, []string{
 		"--kubeconfig=" + f.kubeconfig,
-		"--controllers=resourcequota,serviceaccount,namespace",
+		// serviceaccount-token fills service-account token Secrets (what Rancher's cluster agent
+		// reads its token from), with the key that signs the apiserver's own tokens.
+		"--controllers=resourcequota,serviceaccount,serviceaccount-token,namespace",
+		"--service-account-private-key-file=" + f.saKey,
+		"--root-ca-file=" + f.ca,
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
