@@ -190,3 +190,32 @@ tunnel:
 	}
 	return path
 }
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func writeTo(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// apiHost reads the API server's address from a started control plane's ports.json.
+func apiHost(t testing.TB, path string) string {
+	t.Helper()
+	var p struct {
+		APIServer int `json:"apiServer"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, path)), &p); err != nil || p.APIServer == 0 {
+		t.Errorf("ports.json: %v", err)
+		return ""
+	}
+	return "127.0.0.1:" + strconv.Itoa(p.APIServer)
+}

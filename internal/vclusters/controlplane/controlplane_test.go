@@ -1,0 +1,88 @@
+package controlplane_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/waldur/site-agent/internal/testenv"
+	"github.com/waldur/site-agent/internal/testenv/kubeenv"
+	"github.com/waldur/site-agent/internal/vclusters/controlplane"
+)
+
+// options finds the binaries scripts/kube/build.sh caches (tier 2 only).
+func options(t *testing.T, dir string) controlplane.Options {
+	t.Helper()
+	if err := testenv.Gate(); err != nil {
+		t.Skip(err)
+	}
+	bin, ok := kubeenv.BinDir()
+	etcd, err := exec.LookPath("etcd")
+	if !ok || err != nil {
+		t.Fatalf("kube-apiserver/kube-controller-manager in %s (%v) or etcd in PATH (%v) missing: run scripts/kube/build.sh", bin, ok, err)
+	}
+	return controlplane.Options{Dir: dir, APIServer: filepath.Join(bin, "kube-apiserver"), Etcd: etcd,
+		ControllerManager: filepath.Join(bin, "kube-controller-manager"), EtcdNoFsync: true, Logger: zaptest.NewLogger(t)}
+}
+
+func TestRealStartsAndRestartsWithItsData(t *testing.T) {
+	dir := t.TempDir()
+	o := options(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kept"}}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "kept"}}
+	if _, err := kube.CoreV1().ServiceAccounts("kept").Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "agent-token", Namespace: "kept",
+		Annotations: map[string]string{corev1.ServiceAccountNameKey: "agent"}}, Type: corev1.SecretTypeServiceAccountToken}
+	if _, err := kube.CoreV1().Secrets("kept").Create(ctx, tok, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The controller manager's token controller fills the Secret in.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := kube.CoreV1().Secrets("kept").Get(ctx, "agent-token", metav1.GetOptions{})
+		if err == nil && len(s.Data[corev1.ServiceAccountTokenKey]) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("service-account token secret not filled in: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	host := cp.Host
+	cp.Stop()
+
+	cp, err = controlplane.Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	if cp.Host != host {
+		t.Errorf("restarted on %s, was %s", cp.Host, host)
+	}
+	kube, _ = kubernetes.NewForConfig(cp.RESTConfig())
+	if _, err := kube.CoreV1().Namespaces().Get(ctx, "kept", metav1.GetOptions{}); err != nil {
+		t.Errorf("namespace lost over a restart: %v", err)
+	}
+}
