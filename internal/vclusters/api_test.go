@@ -134,12 +134,12 @@ func TestCreateBeforeRunIsRefused(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
+func waitFor(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	waitForLong(t, 10*time.Second, what, ok)
 }
 
-func waitForLong(t *testing.T, limit time.Duration, what string, ok func() bool) {
+func waitForLong(t testing.TB, limit time.Duration, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !ok() {

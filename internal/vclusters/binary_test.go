@@ -172,6 +172,9 @@ func (p *process) rssBytes() int64 {
 func binaryConfig(t testing.TB, stateDir, kubeconfig, rancherURL string, extra string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "virtual-clusters.yaml")
+	if !strings.Contains(extra, "tunnel:") {
+		extra += "tunnel:\n  backoff_min: 100ms\n  backoff_max: 2s\n"
+	}
 	content := fmt.Sprintf(`state_dir: %s
 log_level: info
 main_api:
@@ -181,9 +184,6 @@ rancher:
   insecure: true
 proxy:
   port_base: 0
-tunnel:
-  backoff_min: 100ms
-  backoff_max: 2s
 %s`, stateDir, kubeconfig, rancherURL, extra)
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)

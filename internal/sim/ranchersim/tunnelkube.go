@@ -140,7 +140,9 @@ func (s *Server) agentGone(cid string) {
 // collectStats sums the Nodes' capacity and allocatable and the requests and limits of the
 // non-terminal Pods bound to them.
 func collectStats(ctx context.Context, kube kubernetes.Interface) (clusterStats, error) {
-	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	// ResourceVersion "0" is served from the API server's watch cache, as informers list; the
+	// cache indexes Pods by node, so the per-node lists stay cheap with thousands of Pods.
+	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return clusterStats{}, err
 	}
@@ -149,7 +151,7 @@ func collectStats(ctx context.Context, kube kubernetes.Interface) (clusterStats,
 	for _, n := range nodes.Items {
 		addList(capacity, n.Status.Capacity)
 		addList(allocatable, n.Status.Allocatable)
-		pods, err := kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
+		pods, err := kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name, ResourceVersion: "0"})
 		if err != nil {
 			return clusterStats{}, err
 		}
