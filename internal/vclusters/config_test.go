@@ -2,11 +2,16 @@ package vclusters
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/rawbytes"
+	"github.com/knadh/koanf/v2"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -96,5 +101,45 @@ func TestLoadConfigNamesTheBadKey(t *testing.T) {
 	}
 	if _, err := LoadConfig(writeFile(t, "c.yaml", "listen: [\n"), nil, nil); err == nil || !strings.Contains(err.Error(), "not valid YAML") {
 		t.Errorf("broken YAML: %v", err)
+	}
+}
+
+func TestExampleConfigurationHasEveryKeyWithItsDefault(t *testing.T) {
+	k := koanfFile(t, "../../configs/virtual-clusters.yaml")
+	got := Defaults()
+	if err := decode(k, &got); err != nil {
+		t.Fatalf("configs/virtual-clusters.yaml: %v", err)
+	}
+	want := Defaults()
+	want.StateDir, want.MainAPI.Kubeconfig, want.Rancher.URL = got.StateDir, got.MainAPI.Kubeconfig, got.Rancher.URL
+	if !strings.HasSuffix(got.StateDir, "virtual-clusters") {
+		t.Errorf("state_dir %q", got.StateDir)
+	}
+	want.Template.NodeAllocatable, want.Template.NodeLabels, want.Template.PodLimits = map[string]string{}, map[string]string{}, map[string]string{}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the example's values differ from the defaults:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func koanfFile(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := koanf.New(".")
+	if err := k.Load(rawbytes.Provider(data), yaml.Parser()); err != nil {
+		t.Fatal(err)
+	}
+	return k.Raw()
+}
+
+func TestHomeIsExpanded(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	if got := expandHome("~/x/y"); got != filepath.Join(home, "x", "y") {
+		t.Errorf("expandHome: %s", got)
+	}
+	if got := expandHome("/abs/~/x"); got != "/abs/~/x" {
+		t.Errorf("expandHome changed %s", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -99,6 +100,10 @@ func LoadConfig(path string, environ []string, flags map[string]any) (Config, er
 	if err := decode(k.Raw(), &cfg); err != nil {
 		return Config{}, err
 	}
+	for _, p := range []*string{&cfg.StateDir, &cfg.MainAPI.Kubeconfig, &cfg.MainAPI.Start.KubeAPIServer, &cfg.MainAPI.Start.Etcd,
+		&cfg.MainAPI.Start.KubeControllerManager, &cfg.Rancher.CAFile} {
+		*p = expandHome(*p)
+	}
 	return cfg, cfg.Validate()
 }
 
@@ -129,4 +134,14 @@ func secretHook(from, to reflect.Type, data any) (any, error) {
 		return nil, fmt.Errorf("expected a string, got %s", from.Kind())
 	}
 	return secret.New(data.(string)), nil
+}
+
+// expandHome turns a leading "~/" into the user's home directory.
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
 }

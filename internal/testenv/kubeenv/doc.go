@@ -1,6 +1,7 @@
 // Package kubeenv starts a real Kubernetes control plane for tests: etcd, kube-apiserver and
-// kube-controller-manager (resourcequota, serviceaccount, serviceaccount-token and namespace controllers) on free
-// loopback ports, from binaries built once by scripts/kube/build.sh and cached outside the repo.
+// kube-controller-manager (resourcequota, serviceaccount, serviceaccount-token and namespace
+// controllers) on free loopback ports, from binaries built once by scripts/kube/build.sh and
+// cached outside the repo.
 //
 // Use Start for a private control plane per test, or Shared for one per test binary (TestMain
 // must then call Main). Tests skip with a clear message when the binaries are absent, unless
