@@ -1,6 +1,7 @@
 package vclusters
 
 import (
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"go.uber.org/zap/zaptest"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
 )
 
 // unreachableDeps point at a main API server that is not there: setup fails and is retried,
@@ -37,6 +40,16 @@ func TestAPIRejectsBadRequestsClearly(t *testing.T) {
 	if a := call(t, h, "POST", "/clusters", `{"name":"vc-ok"}`); a.code != 201 || a.body["status"] != "creating" || a.body["namespace"] != "cluster-vc-ok" {
 		t.Fatalf("create: %d %s", a.code, a.raw)
 	}
+	checkBadRequests(t, h)
+	if a := call(t, h, "POST", "/clusters", `{"name":"vc-ok"}`); a.body["field"] != "name" {
+		t.Errorf("duplicate does not name the field: %s", a.raw)
+	}
+	checkSetupFailureShows(t, m, sim)
+}
+
+// checkBadRequests expects a cluster vc-ok to exist.
+func checkBadRequests(t *testing.T, h http.Handler) {
+	t.Helper()
 	long := strings.Repeat("a", maxNameLen+1)
 	for _, tc := range []struct {
 		method, path, body string
@@ -64,9 +77,12 @@ func TestAPIRejectsBadRequestsClearly(t *testing.T) {
 			t.Errorf("%s %s %s: %d %s, want %d %q", tc.method, tc.path, tc.body, a.code, a.raw, tc.code, tc.says)
 		}
 	}
-	if a := call(t, h, "POST", "/clusters", `{"name":"vc-ok"}`); a.body["field"] != "name" {
-		t.Errorf("duplicate does not name the field: %s", a.raw)
-	}
+}
+
+// checkSetupFailureShows: with no main API server, setup fails visibly and nothing reaches Rancher.
+func checkSetupFailureShows(t *testing.T, m *Manager, sim *ranchersim.Server) {
+	t.Helper()
+	h := m.Handler()
 	list := call(t, h, "GET", "/clusters", "")
 	if cl := list.body["clusters"].([]any); list.code != 200 || len(cl) != 1 {
 		t.Errorf("list: %d %s", list.code, list.raw)

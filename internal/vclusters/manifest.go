@@ -170,6 +170,14 @@ func applyManifest(ctx context.Context, kube kubernetes.Interface, m *importMani
 }
 
 func applyObject(ctx context.Context, kube kubernetes.Interface, obj runtime.Object) error {
+	switch obj.(type) {
+	case *corev1.ServiceAccount, *corev1.Secret:
+		return applyCore(ctx, kube, obj)
+	}
+	return applyRBAC(ctx, kube, obj)
+}
+
+func applyCore(ctx context.Context, kube kubernetes.Interface, obj runtime.Object) error {
 	switch o := obj.(type) {
 	case *corev1.ServiceAccount:
 		c := kube.CoreV1().ServiceAccounts(o.Namespace)
@@ -191,6 +199,12 @@ func applyObject(ctx context.Context, kube kubernetes.Interface, obj runtime.Obj
 			_, err := c.Update(ctx, cur, metav1.UpdateOptions{})
 			return err
 		})
+	}
+	return fmt.Errorf("cannot apply %T", obj)
+}
+
+func applyRBAC(ctx context.Context, kube kubernetes.Interface, obj runtime.Object) error {
+	switch o := obj.(type) {
 	case *rbacv1.ClusterRole:
 		c := kube.RbacV1().ClusterRoles()
 		return upsert(ctx, o, c.Create, c.Get, func(ctx context.Context, cur *rbacv1.ClusterRole) error {

@@ -101,3 +101,16 @@ func TestManifestWithoutCredentialsIsRefused(t *testing.T) {
 		t.Error("broken YAML accepted")
 	}
 }
+
+func TestManifestErrorsDoNotShowTheToken(t *testing.T) {
+	sim, srv := rancherSim(t)
+	rc, err := newRancherClient(testConfig(t, srv.URL, sim.Token()).Rancher, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	_, err = rc.manifest(context.Background(), srv.URL+"/v3/import/sekrettoken_c-1.yaml")
+	if err == nil || strings.Contains(err.Error(), "sekrettoken") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,7 +29,8 @@ type rancherClient struct {
 	base  string // without a trailing slash
 	token secret.Secret
 	http  *http.Client
-	tls   *tls.Config // also used for the tunnels' websockets
+	plain *http.Client // for the manifest, whose URL holds the registration token: no attempt logs
+	tls   *tls.Config  // also used for the tunnels' websockets
 }
 
 func newRancherClient(c RancherConfig, log *zap.Logger) (*rancherClient, error) {
@@ -47,7 +49,8 @@ func newRancherClient(c RancherConfig, log *zap.Logger) (*rancherClient, error) 
 	hc := upstream.NewClient(upstream.ClientOptions{Base: tr, Timeout: c.Timeout, Retry: upstream.RetryOptions{
 		Policy: upstream.RetryPolicy{Max: 4, WaitMin: 200 * time.Millisecond, WaitMax: 5 * time.Second},
 		Unsafe: upstream.NotIdempotent, Name: "rancher", Logger: log}})
-	return &rancherClient{base: strings.TrimRight(c.URL, "/"), token: c.Token, http: hc, tls: tr.TLSClientConfig.Clone()}, nil
+	return &rancherClient{base: strings.TrimRight(c.URL, "/"), token: c.Token, http: hc, tls: tr.TLSClientConfig.Clone(),
+		plain: upstream.Attempt(tr, c.Timeout)}, nil
 }
 
 type v3Cluster struct {
@@ -132,14 +135,19 @@ func (r *rancherClient) registrationToken(ctx context.Context, clusterID string)
 	return t, err
 }
 
-// manifest downloads an import manifest (no API key is sent: the URL itself is the secret).
+// manifest downloads an import manifest. No API key is sent: the URL itself is the secret, so
+// it never appears in errors or logs (a failed setup is retried as a whole).
 func (r *rancherClient) manifest(ctx context.Context, manifestURL string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, manifestURL, nil)
 	if err != nil {
-		return nil, err
+		return nil, errors.New("rancher returned a manifest URL that does not parse")
 	}
-	resp, err := r.http.Do(req)
+	resp, err := r.plain.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, failure.Transient(fmt.Errorf("rancher import manifest: %w", err))
 	}
 	defer resp.Body.Close()

@@ -272,6 +272,9 @@ func TestAllowFunctionPermitsOnlyTheClustersOwnTargets(t *testing.T) {
 	if code, echo := w.k8s("/version"); code != 200 || echo["path"] != "/version" {
 		t.Errorf("after the refusal: %d %v", code, echo)
 	}
+}
+
+func TestAllowedTargets(t *testing.T) {
 	for _, tc := range []struct {
 		kind          tunnel.Kind
 		proto, target string
