@@ -106,7 +106,8 @@ func newUpstream(u *Upstream) (*httputil.ReverseProxy, kubernetes.Interface) {
 			pr.Out.Host = target.Host
 			pr.Out.Header.Set("Authorization", "Bearer "+u.Token)
 		},
-		Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+			ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 32}, // as Rancher's client-go transports: no handshake per request
 		FlushInterval: -1,
 	}
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: u.Host, BearerToken: u.Token, QPS: 200, Burst: 400,
