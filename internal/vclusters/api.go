@@ -70,6 +70,9 @@ func (m *Manager) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: err.Error(), Field: "name"})
 	case errors.Is(err, ErrDuplicate):
 		writeJSON(w, http.StatusConflict, apiError{Error: "virtual cluster " + in.Name + " exists", Field: "name"})
+	case errors.Is(err, ErrNotRunning):
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
 	case err != nil:
 		m.log.Error("virtual cluster not created", zap.String("cluster", in.Name), zap.Error(err))
 		writeJSON(w, http.StatusInternalServerError, apiError{Error: err.Error()})

@@ -2,6 +2,7 @@ package vclusters
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -147,6 +148,17 @@ func TestCreateBeforeRunIsRefused(t *testing.T) {
 	}
 	if _, err := m.Create("early"); err != ErrNotRunning {
 		t.Errorf("create before Run: %v", err)
+	}
+	// Through the API it is a retryable 503, not a server error.
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/clusters", strings.NewReader(`{"name":"early"}`)))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("POST before Run: %d %q", rec.Code, rec.Body.String())
+	}
+	select {
+	case <-m.Running():
+		t.Error("Running closed before Run")
+	default:
 	}
 }
 

@@ -96,11 +96,20 @@ func serve(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The manager runs before the API serves, so a client that sees the port open can create
+	// clusters at once (the listener queues connections meanwhile).
+	runDone := make(chan error, 1)
+	go func() { runDone <- m.Run(ctx) }()
+	select {
+	case <-m.Running():
+	case err := <-runDone:
+		return err
+	}
 	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("virtual clusters api listening", zap.String("address", ln.Addr().String()),
 		zap.String("main_api", deps.KubeURL.String()), zap.String("rancher", cfg.Rancher.URL))
-	runErr := m.Run(ctx)
+	runErr := <-runDone
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)

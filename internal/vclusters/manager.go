@@ -58,6 +58,7 @@ type Manager struct {
 	mu       sync.Mutex
 	clusters map[string]*cluster
 	ctx      context.Context // Run's; nil before Run
+	running  chan struct{}   // closed once Run has taken ctx: the API can accept clusters
 	dirty    chan struct{}
 	deletion chan struct{} // asks the deletion watcher to look now
 	saveMu   sync.Mutex
@@ -84,7 +85,7 @@ func NewManager(cfg Config, d Deps) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, log: d.Logger, met: d.Metrics, rancher: rc, deps: d, ca: ca, serving: serving,
+	m := &Manager{running: make(chan struct{}), cfg: cfg, log: d.Logger, met: d.Metrics, rancher: rc, deps: d, ca: ca, serving: serving,
 		ports:    apiproxy.NewPorts(cfg.Proxy.PortBase, cfg.Proxy.PortCount),
 		throttle: tunnel.NewThrottle(cfg.Tunnel.Concurrency, cfg.Tunnel.ConnectRate),
 		state:    newStateFile(cfg.StateDir), setupSem: make(chan struct{}, cfg.SetupConcurrency),
@@ -113,6 +114,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		resumed = append(resumed, c)
 	}
 	m.mu.Unlock()
+	close(m.running)
 	if len(resumed) > 0 {
 		m.log.Info("resuming virtual clusters from the state file", zap.Int("clusters", len(resumed)))
 	}
@@ -132,6 +134,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	loops.Wait()
 	return m.saveNow()
 }
+
+// Running is closed once Run accepts clusters.
+func (m *Manager) Running() <-chan struct{} { return m.running }
 
 func (m *Manager) stopAll() {
 	m.mu.Lock()
