@@ -14,6 +14,7 @@ type ServerView struct {
 	Status   string // Nova status: ACTIVE, BUILD, ERROR, …
 	Created  time.Time
 	Metadata map[string]string
+	Address  string // the fixed IP on the cluster network (join targets in bootstrap rke2)
 }
 
 // RancherNodeView is what the planner needs of a Rancher node.

@@ -1,0 +1,120 @@
+package rke2
+
+import (
+	"context"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/secret"
+)
+
+// The executor reaches OpenStack and Rancher through these two ports. Their implementations
+// live in subpackages (novainfra on gophercloud, rancherv1 on the Rancher API); the executor,
+// its tests and the registry entry only see the interfaces. Every method is idempotent, treats
+// an absent object as success where it deletes, and returns errors classified by
+// internal/failure (transient: retry later; failure.Errorf: a reason a customer can read;
+// failure.ErrNotFound; failure.ErrDuplicate when a name belongs to another cluster).
+
+// ClusterRef names one cluster on every upstream.
+type ClusterRef struct {
+	UUID string // the Waldur resource UUID (hex): the inventory's cluster key
+	Name string // a DNS label; node names and the Rancher cluster name derive from it
+}
+
+// NetworkInfo is what a node needs from the cluster's network chain.
+type NetworkInfo struct {
+	ProjectID      string   // the tenant the cluster's VMs live in
+	NetworkID      string   // the cluster's private network
+	SubnetID       string   // its subnet (routed to the external network)
+	SecurityGroups []string // ids: the cluster's Kubernetes groups plus the order's
+}
+
+// ServerRequest is one VM to boot.
+type ServerRequest struct {
+	Name           string
+	Inventory      Inventory // written as server metadata and tags (Inventory.Metadata, Tags)
+	Node           NodeSpec  // flavor, system volume (boot from volume) and data volumes, in order
+	Image          string    // Glance image name (Settings.BaseImageName)
+	UserData       UserData
+	FloatingIP     bool
+	SSHPublicKey   string   // "" for none; a key pair named after the cluster holds it
+	SecurityGroups []string // names from the order, in addition to NetworkInfo.SecurityGroups
+}
+
+// Infra is the OpenStack side of the clusters: the network chain, the VMs and their volumes.
+type Infra interface {
+	FlavorSource
+	// EnsureNetwork finds or makes the cluster's tenant (per cluster, or the shared management
+	// tenant), network, subnet, router and security groups (6443, 9345, 10250, node-to-node,
+	// 80/443) and returns their ids.
+	EnsureNetwork(ctx context.Context, c ClusterRef) (NetworkInfo, error)
+	// Servers lists the cluster's VMs (by its tag), with status, metadata and address.
+	Servers(ctx context.Context, c ClusterRef) ([]ServerView, error)
+	// CreateServer boots one node: volumes, port, server (metadata, tags, user data), floating
+	// IP. A create whose answer is lost is sent again by a later pass; Observe sets the
+	// duplicate aside as a stray.
+	CreateServer(ctx context.Context, c ClusterRef, net NetworkInfo, req ServerRequest) (ServerView, error)
+	// DeleteServer deletes a VM with its volumes and floating IP.
+	DeleteServer(ctx context.Context, c ClusterRef, s ServerView) error
+	// TearDown deletes what EnsureNetwork made for this cluster (and the tenant when it is the
+	// cluster's own). What blocks deletion is removed or refused, naming it, per settings.
+	TearDown(ctx context.Context, c ClusterRef) error
+	// Diagnose: OpenStack reachable, image and flavors found, quota headroom for the largest
+	// allowed order.
+	Diagnose(ctx context.Context) []backends.Check
+}
+
+// ProvisionSpec is what Rancher needs to create a cluster.
+type ProvisionSpec struct {
+	K8sVersion       string
+	CNI              string // cilium unless settings say otherwise
+	DataDir          string // RKE2 and system-agent data directory on the nodes
+	RegistryURL      string // private registry ("" none); its credentials go into a Rancher secret
+	RegistryUser     string
+	RegistryPassword secret.Secret
+	Imported         bool // bootstrap rke2: a cluster imported once RKE2 runs, not provisioned by Rancher
+}
+
+// RancherCluster is a cluster as Rancher shows it.
+type RancherCluster struct {
+	Name         string // provisioning cluster name in fleet-default (ClusterRef.Name)
+	ManagementID string // c-m-…, from status.clusterName; "" until Rancher assigns it
+	State        string // Rancher's state of the management cluster (active, provisioning, …)
+}
+
+// Capacity is what a cluster's nodes offer, summed (Rancher's cluster capacity).
+type Capacity struct {
+	Nodes       int
+	CPUMillis   int64
+	MemoryBytes int64
+	// StorageBytes is the nodes' ephemeral storage.
+	StorageBytes int64
+}
+
+// Rancher is the Rancher side of the clusters.
+type Rancher interface {
+	// EnsureCluster finds or creates the cluster (labelled with c.UUID). A cluster of that name
+	// labelled with another UUID is failure.ErrDuplicate.
+	EnsureCluster(ctx context.Context, c ClusterRef, spec ProvisionSpec) (RancherCluster, error)
+	// RegistrationToken returns the cluster's registration token (failure.ErrNotReady while
+	// Rancher has not issued it yet).
+	RegistrationToken(ctx context.Context, rc RancherCluster) (secret.Secret, error)
+	// Nodes lists the cluster's nodes with state and labels.
+	Nodes(ctx context.Context, rc RancherCluster) ([]RancherNodeView, error)
+	// SetNodeLabels merges labels into a node's labels.
+	SetNodeLabels(ctx context.Context, rc RancherCluster, nodeID string, labels map[string]string) error
+	// Drain cordons and drains a node (safe to repeat) and reports whether it is drained.
+	Drain(ctx context.Context, rc RancherCluster, nodeID string) (bool, error)
+	// DeleteNode removes a node from Rancher.
+	DeleteNode(ctx context.Context, rc RancherCluster, nodeID string) error
+	// DeleteCluster deletes the cluster; failure.ErrNotReady while Rancher is still removing it.
+	DeleteCluster(ctx context.Context, c ClusterRef) error
+	// Capacity sums the cluster's node capacity.
+	Capacity(ctx context.Context, rc RancherCluster) (Capacity, error)
+	// BindGroup makes sure a cluster role template binding gives the group principal
+	// (keycloakoidc_group://<name>) the role template on the cluster.
+	BindGroup(ctx context.Context, rc RancherCluster, principal, roleTemplate string) error
+	// UnbindGroups removes the cluster's bindings of the given principals.
+	UnbindGroups(ctx context.Context, rc RancherCluster, principals []string) error
+	// Diagnose: Rancher v1 and v3 reachable with the configured key.
+	Diagnose(ctx context.Context) []backends.Check
+}
