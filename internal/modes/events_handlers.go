@@ -29,7 +29,6 @@ var errMalformed = errors.New("malformed event")
 // handler turns one event of typ into work on u (the side that owns typ).
 func (m *Events) handler(eo *eventOffering, u *Unit, typ string) events.Handler {
 	return func(ctx context.Context, msg events.Message) {
-		m.Env.touch()
 		result, err := m.dispatch(ctx, eo, u, typ, msg.Body)
 		log := u.Log.With(zap.String("object_type", typ))
 		switch result {

@@ -82,7 +82,6 @@ func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resour
 		if r.BackendID == "" {
 			return
 		}
-		m.Env.touch()
 		unlock, _, err := u.locks.lock(ctx, "members:"+hex(r.UUID))
 		if err != nil {
 			return

@@ -45,7 +45,6 @@ func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
 			if i > 0 && Stopping(ctx) {
 				return
 			}
-			m.Env.touch()
 			if !m.process(ctx, u, teams, o) {
 				return // a later order of the same resource must wait for this one
 			}

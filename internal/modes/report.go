@@ -130,7 +130,6 @@ func (m *Report) reportPeriod(ctx context.Context, u *Unit, rep backends.UsageRe
 		if !ok {
 			return
 		}
-		m.Env.touch()
 		if err := run.resource(ctx, r, got); err != nil {
 			mu.Lock()
 			failures = append(failures, r.UUID+": "+err.Error())

@@ -37,6 +37,8 @@ func (e *Env) now() time.Time {
 	return time.Now()
 }
 
+// touch records liveness at the start of a unit's cycle (the only record in --once runs; a
+// running loop also has the runner's heartbeat ticker, which beats whatever the cycles do).
 func (e *Env) touch() {
 	if e.Heartbeat != nil {
 		e.Heartbeat.Touch()
