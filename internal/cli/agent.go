@@ -48,13 +48,11 @@ func (a *agent) runOnce(ctx context.Context) error {
 }
 
 func (a *agent) live() error {
-	longest := time.Duration(0)
-	for _, p := range a.periods {
-		longest = max(longest, p)
-	}
-	maxAge := max(5*time.Minute, 3*longest)
+	// The runner's ticker beats every heartbeat interval whatever the cycles do (a stuck cycle
+	// is readiness's business), so three missed beats mean the process itself is wedged.
+	maxAge := max(time.Minute, 3*a.cfg.HeartbeatInterval)
 	if last := a.hb.Last(); !last.IsZero() && time.Since(last) > maxAge {
-		return fmt.Errorf("no progress for %s", time.Since(last).Round(time.Second))
+		return fmt.Errorf("no heartbeat for %s (interval %s)", time.Since(last).Round(time.Second), a.cfg.HeartbeatInterval)
 	}
 	return nil
 }

@@ -19,7 +19,12 @@ type Heartbeat struct {
 }
 
 // NewHeartbeat returns a heartbeat writing to path ("" disables the file).
-func NewHeartbeat(path string) *Heartbeat { return &Heartbeat{path: path, now: time.Now} }
+func NewHeartbeat(path string) *Heartbeat { return NewHeartbeatClock(path, time.Now) }
+
+// NewHeartbeatClock is NewHeartbeat with the clock that stamps beats (tests).
+func NewHeartbeatClock(path string, now func() time.Time) *Heartbeat {
+	return &Heartbeat{path: path, now: now}
+}
 
 // Path is the file written.
 func (h *Heartbeat) Path() string { return h.path }
