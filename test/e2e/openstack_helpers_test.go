@@ -113,6 +113,40 @@ func (w *osWorld) seed(t *testing.T) {
 }
 
 func (w *osWorld) writeConfig(t *testing.T) {
+	w.config = writeOSConfig(t, w.dir, osConfig{
+		waldurURL: w.url, offering: w.offering.UUID,
+		authURL: w.os.AuthURL, username: w.os.Username, password: w.os.Password, userDomain: w.os.UserDomain,
+		project: w.os.ProjectName, projectDomain: w.os.ProjectDomain, region: w.os.Region, extNet: w.os.ExternalNetwork,
+		settings: fmt.Sprintf("allocation_prefix: \"e2e-\"\ncheck_backend_id_uniqueness: true\ntenant_prefix: \"sae2e-%s-\"\n", w.run),
+		components: `cores: {measured_unit: cores, unit_factor: 1, accounting_type: limit, label: vCPU}
+ram: {measured_unit: GB, unit_factor: 1024, accounting_type: limit, label: RAM}
+storage: {measured_unit: GB, unit_factor: 1, accounting_type: limit, label: Storage, quota: gigabytes}
+`,
+	})
+}
+
+// osConfig is one OpenStack offering's agent configuration: the connection and what differs
+// between tests (extra backend_settings lines and the components, unindented YAML).
+type osConfig struct {
+	waldurURL, offering                     string
+	authURL, username, password, userDomain string
+	project, projectDomain, region, extNet  string
+	settings, components                    string
+}
+
+// writeOSConfig writes the configuration file and returns its path.
+func writeOSConfig(t *testing.T, dir string, c osConfig) string {
+	t.Helper()
+	optional := func(key, v string) string {
+		if v == "" {
+			return ""
+		}
+		return fmt.Sprintf("%s: %q\n", key, v)
+	}
+	settings := fmt.Sprintf("auth_url: %q\nusername: %q\npassword: %q\n", c.authURL, c.username, c.password) +
+		optional("user_domain_name", c.userDomain) + optional("project_name", c.project) +
+		optional("project_domain_name", c.projectDomain) + optional("region_name", c.region) +
+		optional("external_network", c.extNet) + c.settings
 	cfg := fmt.Sprintf(`timezone: UTC
 log_level: INFO
 heartbeat_file: %s
@@ -126,27 +160,26 @@ offerings:
     membership_sync_backend: openstack
     reporting_backend: openstack
     backend_settings:
-      allocation_prefix: "e2e-"
-      check_backend_id_uniqueness: true
-      auth_url: %q
-      username: %q
-      password: %q
-      user_domain_name: %q
-      project_name: %q
-      project_domain_name: %q
-      region_name: %q
-      external_network: %q
-      tenant_prefix: "sae2e-%s-"
-    backend_components:
-      cores: {measured_unit: cores, unit_factor: 1, accounting_type: limit, label: vCPU}
-      ram: {measured_unit: GB, unit_factor: 1024, accounting_type: limit, label: RAM}
-      storage: {measured_unit: GB, unit_factor: 1, accounting_type: limit, label: Storage, quota: gigabytes}
-`, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID, w.os.AuthURL, w.os.Username, w.os.Password,
-		w.os.UserDomain, w.os.ProjectName, w.os.ProjectDomain, w.os.Region, w.os.ExternalNetwork, w.run)
-	w.config = filepath.Join(w.dir, "config.yaml")
-	if err := os.WriteFile(w.config, []byte(cfg), 0o600); err != nil {
+%s    backend_components:
+%s`, filepath.Join(dir, "heartbeat"), c.waldurURL, scenario.Token, c.offering, indent(settings, 6), indent(c.components, 6))
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// indent prefixes every non-empty line with n spaces.
+func indent(text string, n int) string {
+	pad := strings.Repeat(" ", n)
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			b.WriteString(pad + l)
+		}
+	}
+	return b.String()
 }
 
 // quotas reads the tenant's Nova cores/ram and Cinder gigabytes.

@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,7 +20,7 @@ type osSimWorld struct {
 	project  waldursim.Project
 }
 
-func newOSSimWorld(t *testing.T, settings string) *osSimWorld {
+func newOSSimWorld(t *testing.T) *osSimWorld {
 	t.Helper()
 	osim := openstacksim.New(openstacksim.Options{})
 	osrv := httptest.NewServer(osim)
@@ -50,36 +47,15 @@ func newOSSimWorld(t *testing.T, settings string) *osSimWorld {
 	sim.SetCurrentUser(waldursim.User{Username: "site-agent", FullName: "Site Agent"},
 		waldursim.Permission{RoleName: "CUSTOMER.OWNER", ScopeType: "customer", ScopeUUID: provider.UUID, ScopeName: provider.Name})
 	o := osim.Options()
-	cfg := fmt.Sprintf(`timezone: UTC
-log_level: INFO
-heartbeat_file: %s
-offerings:
-  - name: "OpenStack tenants"
-    waldur_api_url: "%s/api/"
-    waldur_api_token: "%s"
-    waldur_offering_uuid: "%s"
-    backend_type: openstack
-    order_processing_backend: openstack
-    membership_sync_backend: openstack
-    reporting_backend: openstack
-    backend_settings:
-      auth_url: %q
-      username: %q
-      password: %q
-      project_name: %q
-      region_name: %q
-      external_network: %q
-      tenant_prefix: "sim-"
-      retries: 1
-%s    backend_components:
-      cores: {measured_unit: cores, unit_factor: 1, accounting_type: limit, label: vCPU}
-      storage: {measured_unit: MB, unit_factor: 0.0009765625, accounting_type: limit, label: Storage, quota: gigabytes}
-`, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID, openstacksim.AuthURL(osrv.URL), o.AdminUser,
-		o.AdminPassword, o.AdminProject, o.Region, o.ExternalNetwork, settings)
-	w.config = filepath.Join(w.dir, "config.yaml")
-	if err := os.WriteFile(w.config, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	w.config = writeOSConfig(t, w.dir, osConfig{
+		waldurURL: w.url, offering: w.offering.UUID,
+		authURL: openstacksim.AuthURL(osrv.URL), username: o.AdminUser, password: o.AdminPassword,
+		project: o.AdminProject, region: o.Region, extNet: o.ExternalNetwork,
+		settings: "tenant_prefix: \"sim-\"\nretries: 1\n",
+		components: `cores: {measured_unit: cores, unit_factor: 1, accounting_type: limit, label: vCPU}
+storage: {measured_unit: MB, unit_factor: 0.0009765625, accounting_type: limit, label: Storage, quota: gigabytes}
+`,
+	})
 	return w
 }
 
@@ -99,7 +75,7 @@ func (w *osSimWorld) create(t *testing.T, limits map[string]float64) waldursim.R
 // administrator may lift a quota to unlimited, but neither rewrites the resource's limits in
 // Waldur (what limit-billed customers pay): OpenStack's values are backend metadata.
 func TestOpenStackNeverRewritesWaldurLimits(t *testing.T) {
-	w := newOSSimWorld(t, "")
+	w := newOSSimWorld(t)
 	ordered := map[string]float64{"cores": 2, "storage": 1500}
 	res := w.create(t, ordered)
 	if q := w.os.Quotas("cinder", res.BackendID); q["gigabytes"] != 2 {
