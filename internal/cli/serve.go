@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -22,7 +23,8 @@ import (
 // secret references) and swaps in a new agent; when the new configuration is invalid the
 // running agent carries on and the problem is logged. The metrics listener lives for the whole
 // process. With an elector the agent works only while this replica holds the lease; a standby
-// applies a pending SIGHUP when it becomes leader.
+// applies a SIGHUP at once too (so a broken file is reported when it is sent, not at the next
+// failover) and becomes leader with the configuration it last loaded.
 func serve(ctx context.Context, first *agent, reload func() (*agent, error), el *leader.Elector) error {
 	var current atomic.Pointer[agent]
 	current.Store(first)
@@ -52,8 +54,13 @@ func serve(ctx context.Context, first *agent, reload func() (*agent, error), el 
 		return work(ctx, nil, &current, hup, reload)
 	}
 	go standbyHeartbeat(ctx, el, &current)
+	var swapping sync.Mutex // held while a standby swaps in a reloaded agent
+	leaderHup := make(chan os.Signal, 1)
+	go standbyReloads(ctx, el, &current, &swapping, hup, leaderHup, reload)
 	return el.Run(ctx, func(fence context.Context) {
-		if err := work(ctx, fence, &current, hup, reload); err != nil {
+		swapping.Lock() // a standby reload under way finishes before the work starts
+		swapping.Unlock()
+		if err := work(ctx, fence, &current, leaderHup, reload); err != nil {
 			current.Load().log.Error("agent stopped with an error", zap.Error(err))
 		}
 	})
@@ -61,7 +68,7 @@ func serve(ctx context.Context, first *agent, reload func() (*agent, error), el 
 
 // work runs the current agent until ctx (graceful) or fence (at once) is cancelled, swapping
 // in a new agent on each valid reload.
-func work(ctx, fence context.Context, current *atomic.Pointer[agent], hup chan os.Signal, reload func() (*agent, error)) error {
+func work(ctx, fence context.Context, current *atomic.Pointer[agent], hup <-chan os.Signal, reload func() (*agent, error)) error {
 	for {
 		a := current.Load()
 		actx, cancel := context.WithCancel(ctx)
@@ -78,6 +85,38 @@ func work(ctx, fence context.Context, current *atomic.Pointer[agent], hup chan o
 		a.close()
 		current.Store(next)
 		next.log.Info("configuration reloaded")
+	}
+}
+
+// standbyReloads is the only reader of SIGHUP when an elector is used: the leader's work loop
+// gets the signal; a standby reloads at once and swaps the agent it will run when it leads.
+func standbyReloads(ctx context.Context, el *leader.Elector, current *atomic.Pointer[agent], swapping *sync.Mutex,
+	hup <-chan os.Signal, leaderHup chan<- os.Signal, reload func() (*agent, error)) {
+	for {
+		var sig os.Signal
+		select {
+		case <-ctx.Done():
+			return
+		case sig = <-hup:
+		}
+		swapping.Lock()
+		if el.Leading() {
+			swapping.Unlock()
+			select {
+			case leaderHup <- sig:
+			default: // one pending reload is enough
+			}
+			continue
+		}
+		a := current.Load()
+		if next, err := reload(); err != nil {
+			a.log.Error("reload failed; keeping the running configuration", zap.Error(err), zap.String("role", "standby"))
+		} else {
+			a.close()
+			current.Store(next)
+			next.log.Info("configuration reloaded", zap.String("role", "standby"))
+		}
+		swapping.Unlock()
 	}
 }
 
@@ -111,7 +150,7 @@ func standbyHeartbeat(ctx context.Context, el *leader.Elector, current *atomic.P
 
 // waitForReload waits for the agent to stop (returns nil, its error) or for a valid reload
 // (returns the new agent; the caller stops the old one).
-func waitForReload(ctx context.Context, done chan error, hup chan os.Signal, a *agent, reload func() (*agent, error)) (*agent, error) {
+func waitForReload(ctx context.Context, done chan error, hup <-chan os.Signal, a *agent, reload func() (*agent, error)) (*agent, error) {
 	for {
 		select {
 		case err := <-done:

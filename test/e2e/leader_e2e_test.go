@@ -153,6 +153,7 @@ func TestLeaderElectionFailover(t *testing.T) {
 	waitFor(t, 10*time.Second, "replica b to see a as leader", func() bool {
 		return strings.Contains(probe(t, b, "/readyz"), "standby b, leader a")
 	})
+	standbyReloads(t, b, filepath.Join(e.dir, "b.yaml"))
 	done := func() int { return e.orderStates()[waldursim.OrderDone] }
 	waitFor(t, 60*time.Second, "half of the orders", func() bool { return done() >= orders/2 })
 	killed := time.Now()
@@ -179,6 +180,29 @@ func TestLeaderElectionFailover(t *testing.T) {
 		t.Errorf("b's metrics do not show leadership:\n%s", m)
 	}
 	assertExactlyOnce(t, e, views, orders)
+}
+
+var standbyReloaded = regexp.MustCompile(`"event":"configuration reloaded"[^\n]*"role":"standby"`)
+
+// standbyReloads: a standby applies SIGHUP at once, so a broken file is reported when it is
+// sent (not at the next failover), and a good one is loaded for when it leads.
+func standbyReloads(t *testing.T, p *proc, cfg string) {
+	t.Helper()
+	good := readFile(t, cfg)
+	writeFile(t, cfg, strings.Replace(good, "accounting_type: usage", "accounting_type: sometimes", 1))
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the standby to report the broken file", func() bool {
+		return strings.Contains(p.out.String(), "reload failed")
+	})
+	writeFile(t, cfg, good)
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the standby to load the good file", func() bool {
+		return standbyReloaded.MatchString(p.out.String())
+	})
 }
 
 // assertExactlyOnce checks that every order was marked done once and every object created once.
