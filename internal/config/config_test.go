@@ -81,6 +81,20 @@ func TestAPIURLNormalisation(t *testing.T) {
 
 func noEnv() []string { return nil }
 
+// wantKeyError fails unless err is a *Error naming key, whose message contains problem (when
+// given) and the file name agent.yaml.
+func wantKeyError(t *testing.T, err error, key, problem string) *Error {
+	t.Helper()
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("want *Error naming %s, got %v", key, err)
+	}
+	if ce.Key != key || !strings.Contains(ce.Error(), problem) || !strings.Contains(ce.Error(), "agent.yaml") {
+		t.Fatalf("got key %q message %q; want key %q containing %q and the file name", ce.Key, ce.Error(), key, problem)
+	}
+	return ce
+}
+
 func TestInvalidConfigNamesTheKey(t *testing.T) {
 	base := strings.Replace(minimal, "%s", "https://w.example/api/", 1)
 	cases := []struct {
@@ -108,16 +122,7 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := Parse("agent.yaml", []byte(c.yaml), Options{Environ: noEnv})
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("want *Error, got %v", err)
-			}
-			if ce.Key != c.key || !strings.Contains(ce.Error(), c.problem) {
-				t.Errorf("got key %q message %q; want key %q containing %q", ce.Key, ce.Error(), c.key, c.problem)
-			}
-			if !strings.Contains(ce.Error(), "agent.yaml") {
-				t.Errorf("message should name the file: %s", ce.Error())
-			}
+			ce := wantKeyError(t, err, c.key, c.problem)
 			if strings.Contains(ce.Error(), "tok-123456") {
 				t.Errorf("message leaks the token: %s", ce.Error())
 			}

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -52,10 +51,7 @@ func TestEventBrokerInvalidValuesNameTheKey(t *testing.T) {
 				y = strings.Replace(y, "waldur_api_token: tok-123456", "oidc_token_url: https://kc/token\n    oidc_client_id: x\n    oidc_client_secret: s", 1)
 			}
 			_, _, err := Parse("agent.yaml", []byte(y), Options{Environ: noEnv})
-			var ce *Error
-			if !errors.As(err, &ce) || ce.Key != c.key || !strings.Contains(ce.Error(), c.problem) {
-				t.Fatalf("got %v; want key %s containing %q", err, c.key, c.problem)
-			}
+			wantKeyError(t, err, c.key, c.problem)
 		})
 	}
 }

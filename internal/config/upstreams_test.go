@@ -2,7 +2,6 @@ package config
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -104,18 +103,12 @@ func TestUpstreamsInvalidNamesTheKey(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := Parse("agent.yaml", []byte(c.yaml+base), Options{Environ: noEnv})
-			var ce *Error
-			if !errors.As(err, &ce) || ce.Key != c.key || !strings.Contains(ce.Error(), c.problem) || !strings.Contains(ce.Error(), "agent.yaml") {
-				t.Fatalf("got %v; want key %q containing %q", err, c.key, c.problem)
-			}
+			wantKeyError(t, err, c.key, c.problem)
 		})
 	}
 	environ := func() []string { return []string{"SITE_AGENT_UPSTREAMS_WALDUR_RETRIES=many"} }
 	_, _, err := Parse("agent.yaml", []byte(base), Options{Environ: environ})
-	var ce *Error
-	if !errors.As(err, &ce) || ce.Key != "upstreams.waldur.retries" {
-		t.Fatalf("invalid environment value: got %v, want an error naming upstreams.waldur.retries", err)
-	}
+	wantKeyError(t, err, "upstreams.waldur.retries", "")
 }
 
 func TestUpstreamsUnknownAreWarnings(t *testing.T) {
