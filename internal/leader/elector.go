@@ -6,20 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	"k8s.io/klog/v2"
 )
 
 // Config says which Lease to campaign for and how.
@@ -36,7 +30,7 @@ type Config struct {
 // Elector campaigns for the Lease and runs the work while it holds it.
 type Elector struct {
 	cfg     Config
-	lock    *resourcelock.LeaseLock
+	lease   *lease
 	log     *zap.Logger
 	observe func(event string) // "acquired" when work starts; "lost" or "ended" after it stopped
 
@@ -49,16 +43,19 @@ func New(cfg Config, log *zap.Logger, observe func(event string)) (*Elector, err
 	if cfg.REST == nil {
 		return nil, errors.New("no Kubernetes client configuration")
 	}
-	client, err := coordinationv1.NewForConfig(cfg.REST)
+	if cfg.RetryPeriod <= 0 || cfg.RenewDeadline <= cfg.RetryPeriod || cfg.LeaseDuration <= cfg.RenewDeadline {
+		return nil, fmt.Errorf("lease timing: need lease duration (%s) > renew deadline (%s) > retry period (%s) > 0",
+			cfg.LeaseDuration, cfg.RenewDeadline, cfg.RetryPeriod)
+	}
+	l, err := newLease(cfg.REST, cfg.Namespace, cfg.Name, cfg.Identity, cfg.LeaseDuration)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	if observe == nil {
 		observe = func(string) {}
 	}
-	e := &Elector{cfg: cfg, log: log.With(zap.String("lease", cfg.Namespace+"/"+cfg.Name), zap.String("identity", cfg.Identity)), observe: observe,
-		lock: &resourcelock.LeaseLock{LeaseMeta: metav1.ObjectMeta{Namespace: cfg.Namespace, Name: cfg.Name}, Client: client,
-			LockConfig: resourcelock.ResourceLockConfig{Identity: cfg.Identity}}}
+	e := &Elector{cfg: cfg, lease: l, observe: observe,
+		log: log.With(zap.String("lease", cfg.Namespace+"/"+cfg.Name), zap.String("identity", cfg.Identity))}
 	e.leader.Store("")
 	return e, nil
 }
@@ -78,60 +75,96 @@ func (e *Elector) Identity() string { return e.cfg.Identity }
 // a lost lease Run campaigns again. On a graceful stop it releases the lease.
 func (e *Elector) Run(ctx context.Context, lead func(fence context.Context)) error {
 	for ctx.Err() == nil {
-		if err := e.term(ctx, lead); err != nil {
-			return err
-		}
+		e.term(ctx, lead)
 	}
 	return nil
 }
 
-// term is one campaign: wait for the lease, work while holding it, return when it is lost or ctx
-// is cancelled.
-func (e *Elector) term(ctx context.Context, lead func(fence context.Context)) error {
-	base := klog.NewContext(context.WithoutCancel(ctx), zapr.NewLogger(e.log))
-	electCtx, stopElecting := context.WithCancel(base)
-	defer stopElecting()
-	acquired := make(chan context.Context, 1)
-	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: e.lock, LeaseDuration: e.cfg.LeaseDuration, RenewDeadline: e.cfg.RenewDeadline, RetryPeriod: e.cfg.RetryPeriod,
-		Name: e.cfg.Name,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(fence context.Context) { acquired <- fence },
-			OnStoppedLeading: func() {},
-			OnNewLeader:      e.newLeader,
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("leader election: %w", err)
-	}
-	var mu sync.Mutex
-	working := false
-	stopWatch := context.AfterFunc(ctx, func() { // a candidate stops campaigning at once
-		mu.Lock()
-		defer mu.Unlock()
-		if !working {
-			stopElecting()
-		}
-	})
-	defer stopWatch()
-	elected := make(chan struct{})
-	go func() { defer close(elected); le.Run(electCtx) }()
-	select {
-	case <-elected:
-	case fence := <-acquired:
-		mu.Lock()
-		working = ctx.Err() == nil
-		mu.Unlock()
-		if working {
-			e.work(fence, lead)
-		}
-		stopElecting()
-		<-elected
+// term is one campaign: wait for the lease (a candidate stops at once when ctx is cancelled),
+// work while holding it, return when it is lost or the work has stopped.
+func (e *Elector) term(ctx context.Context, lead func(fence context.Context)) {
+	if !e.acquire(ctx) {
+		return
 	}
 	if ctx.Err() != nil {
 		e.release()
+		return
 	}
-	return nil
+	// Renewal goes on while the work finishes after a graceful stop (ctx cancelled), so the
+	// lease is not lost half-way through a shutdown.
+	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
+	fence, lose := context.WithCancel(renewCtx)
+	renewed := make(chan struct{})
+	go func() { defer close(renewed); e.renew(renewCtx, lose) }()
+	e.work(fence, lead)
+	lost := fence.Err() != nil && renewCtx.Err() == nil
+	stopRenewing()
+	<-renewed
+	lose()
+	if !lost && ctx.Err() != nil {
+		e.release()
+	}
+}
+
+// acquire tries every retry period (with jitter) until this replica holds the lease, or ctx is
+// cancelled (false).
+func (e *Elector) acquire(ctx context.Context) bool {
+	for {
+		holder, ok, err := e.lease.tryAcquireOrRenew(ctx)
+		e.saw(holder)
+		if ok {
+			return true
+		}
+		if err != nil && !errors.Is(err, errHeld) && ctx.Err() == nil {
+			e.log.Debug("lease not acquired", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(jitter(e.cfg.RetryPeriod)):
+		}
+	}
+}
+
+// renew writes a renewal every retry period. The work is fenced (lose) the moment the lease is
+// seen held by another replica, or when no renewal has succeeded for the renew deadline — a
+// request hanging past it is cut off — which is before any other replica can judge the lease
+// expired (renew deadline < lease duration, counted from when they saw the last renewal).
+func (e *Elector) renew(ctx context.Context, lose context.CancelFunc) {
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(e.cfg.RetryPeriod):
+		}
+		start, deadline := time.Now(), last.Add(e.cfg.RenewDeadline)
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		holder, ok, err := e.lease.tryAcquireOrRenew(rctx)
+		cancel()
+		e.saw(holder)
+		switch {
+		case ok:
+			last = start
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, errHeld):
+			e.log.Warn("lease taken by another replica", zap.String("leader", holder))
+			lose()
+			return
+		case !time.Now().Before(deadline):
+			e.log.Warn("lease not renewed within the renew deadline", zap.Duration("renew_deadline", e.cfg.RenewDeadline), zap.Error(err))
+			lose()
+			return
+		case err != nil:
+			e.log.Debug("lease renewal failed; retrying", zap.Error(err))
+		}
+	}
+}
+
+// jitter spreads retries over [d, 1.2 d) so replicas do not retry in step.
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration(mrand.Int64N(int64(d)/5+1))
 }
 
 // work runs lead for one term and reports the term's start and end.
@@ -151,10 +184,14 @@ func (e *Elector) work(fence context.Context, lead func(fence context.Context)) 
 	}
 }
 
-func (e *Elector) newLeader(id string) {
-	e.leader.Store(id)
-	if id != e.cfg.Identity {
-		e.log.Info("leader observed", zap.String("leader", id))
+// saw records the holder observed in the lease.
+func (e *Elector) saw(holder string) {
+	if holder == "" || holder == e.Leader() {
+		return
+	}
+	e.leader.Store(holder)
+	if holder != e.cfg.Identity {
+		e.log.Info("leader observed", zap.String("leader", holder))
 	}
 }
 
@@ -163,17 +200,14 @@ func (e *Elector) newLeader(id string) {
 func (e *Elector) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.RenewDeadline)
 	defer cancel()
-	rec, _, err := e.lock.Get(ctx)
-	if err != nil || rec.HolderIdentity != e.cfg.Identity {
-		return
-	}
-	now := metav1.NewTime(time.Now())
-	rec.HolderIdentity, rec.LeaseDurationSeconds, rec.AcquireTime, rec.RenewTime = "", 1, now, now
-	if err := e.lock.Update(ctx, *rec); err != nil {
+	released, err := e.lease.release(ctx)
+	if err != nil {
 		e.log.Warn("could not release the lease; a standby takes over when it expires", zap.Error(err))
 		return
 	}
-	e.log.Info("lease released")
+	if released {
+		e.log.Info("lease released")
+	}
 }
 
 // DefaultIdentity is the host name plus a random suffix, unique even for replicas on one host.
