@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
@@ -22,7 +21,7 @@ import (
 func unreachableDeps(t *testing.T) Deps {
 	t.Helper()
 	rc := &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}
-	kube, err := kubernetes.NewForConfig(rc)
+	kube, err := NewKube(rc)
 	if err != nil {
 		t.Fatal(err)
 	}

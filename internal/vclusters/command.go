@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -151,7 +150,7 @@ func connectMainAPI(ctx context.Context, cfg Config, log *zap.Logger) (Deps, fun
 func DepsFor(rc *rest.Config, log *zap.Logger) (Deps, error) {
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst = 200, 400
-	kube, err := kubernetes.NewForConfig(rc)
+	kube, err := NewKube(rc)
 	if err != nil {
 		return Deps{}, err
 	}

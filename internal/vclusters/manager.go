@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/waldur/site-agent/internal/vclusters/apiproxy"
 	"github.com/waldur/site-agent/internal/vclusters/pki"
@@ -31,7 +30,7 @@ var (
 
 // Deps are the manager's connections, made by the command (or a test).
 type Deps struct {
-	Kube kubernetes.Interface // the main API server, as an administrator
+	Kube *Kube // the main API server, as an administrator
 	// KubeURL and KubeTransport are the proxies' upstream: the main API server's URL and a
 	// transport that trusts it but carries no credentials of its own.
 	KubeURL       *url.URL

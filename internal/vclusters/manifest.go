@@ -17,8 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
 )
 
 // agentNamespace is where Rancher's import manifest puts the agent; each virtual cluster's
@@ -43,7 +42,7 @@ func transformManifest(data []byte, rec Record) (*importManifest, error) {
 	out := &importManifest{}
 	tenant := TenantNamespace(rec.Name)
 	rd := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	dec := scheme.Codecs.UniversalDeserializer()
+	dec := kubeScheme.Codecs().UniversalDeserializer()
 	for {
 		doc, err := rd.Read()
 		if errors.Is(err, io.EOF) {
@@ -55,12 +54,16 @@ func transformManifest(data []byte, rec Record) (*importManifest, error) {
 		if len(bytes.TrimSpace(doc)) == 0 || isComment(doc) {
 			continue
 		}
-		obj, gvk, err := dec.Decode(doc, nil, nil)
+		var meta metav1.PartialObjectMetadata
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			return nil, fmt.Errorf("import manifest: %w", err)
+		}
+		if gvk := meta.GroupVersionKind(); !kubeScheme.Runtime().Recognizes(gvk) { // e.g. the agent's Deployment
+			out.skipped = append(out.skipped, gvk.Kind+"/"+meta.Name)
+			continue
+		}
+		obj, _, err := dec.Decode(doc, nil, nil)
 		if err != nil {
-			if gvk != nil && runtime.IsNotRegisteredError(err) {
-				out.skipped = append(out.skipped, gvk.Kind)
-				continue
-			}
 			return nil, fmt.Errorf("import manifest: %w", err)
 		}
 		if keep := out.scope(obj, rec, tenant); !keep {
@@ -159,7 +162,7 @@ func merged(a, b map[string]string) map[string]string {
 }
 
 // applyManifest creates every object, or updates it when it exists.
-func applyManifest(ctx context.Context, kube kubernetes.Interface, m *importManifest) error {
+func applyManifest(ctx context.Context, kube *Kube, m *importManifest) error {
 	for _, obj := range m.objects {
 		if err := applyObject(ctx, kube, obj); err != nil {
 			acc, _ := metaOf(obj)
@@ -169,7 +172,7 @@ func applyManifest(ctx context.Context, kube kubernetes.Interface, m *importMani
 	return nil
 }
 
-func applyObject(ctx context.Context, kube kubernetes.Interface, obj runtime.Object) error {
+func applyObject(ctx context.Context, kube *Kube, obj runtime.Object) error {
 	switch obj.(type) {
 	case *corev1.ServiceAccount, *corev1.Secret:
 		return applyCore(ctx, kube, obj)
@@ -177,7 +180,7 @@ func applyObject(ctx context.Context, kube kubernetes.Interface, obj runtime.Obj
 	return applyRBAC(ctx, kube, obj)
 }
 
-func applyCore(ctx context.Context, kube kubernetes.Interface, obj runtime.Object) error {
+func applyCore(ctx context.Context, kube *Kube, obj runtime.Object) error {
 	switch o := obj.(type) {
 	case *corev1.ServiceAccount:
 		c := kube.CoreV1().ServiceAccounts(o.Namespace)
@@ -203,7 +206,7 @@ func applyCore(ctx context.Context, kube kubernetes.Interface, obj runtime.Objec
 	return fmt.Errorf("cannot apply %T", obj)
 }
 
-func applyRBAC(ctx context.Context, kube kubernetes.Interface, obj runtime.Object) error {
+func applyRBAC(ctx context.Context, kube *Kube, obj runtime.Object) error {
 	switch o := obj.(type) {
 	case *rbacv1.ClusterRole:
 		c := kube.RbacV1().ClusterRoles()

@@ -11,12 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 )
 
 // mainAPI makes and removes virtual clusters' objects in the main API server.
 type mainAPI struct {
-	kube kubernetes.Interface
+	kube *Kube
 	tmpl *TemplateConfig
 	log  *zap.Logger
 }

@@ -1,0 +1,113 @@
+package vclusters
+
+import (
+	"context"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/waldur/site-agent/internal/kubeapi"
+)
+
+// kubeScheme holds the groups the tool reads, writes or finds in Rancher's import manifest:
+// core/v1, rbac/v1 and authentication/v1 (token requests); the manifest's other kinds (the
+// agent's Deployment and DaemonSet) are left out by kind and name without being decoded. The release binary links no generated clientset (see internal/kubeapi).
+var kubeScheme = kubeapi.NewScheme(corev1.AddToScheme, rbacv1.AddToScheme, authv1.AddToScheme)
+
+// Kube is the main API server as the tool uses it, with the calls of client-go's typed
+// clients: CoreV1 and RbacV1.
+type Kube struct{ core, rbac *kubeapi.Group }
+
+// NewKube returns the client of the API server rc describes (one HTTP client for both groups).
+func NewKube(rc *rest.Config) (*Kube, error) {
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return nil, err
+	}
+	core, err := kubeapi.NewGroup(rc, hc, corev1.SchemeGroupVersion, kubeScheme)
+	if err != nil {
+		return nil, err
+	}
+	rbac, err := kubeapi.NewGroup(rc, hc, rbacv1.SchemeGroupVersion, kubeScheme)
+	if err != nil {
+		return nil, err
+	}
+	return &Kube{core: core, rbac: rbac}, nil
+}
+
+// CoreV1 returns the core/v1 resources.
+func (k *Kube) CoreV1() CoreV1 { return CoreV1{g: k.core} }
+
+// RbacV1 returns the rbac/v1 resources.
+func (k *Kube) RbacV1() RbacV1 { return RbacV1{g: k.rbac} }
+
+// CoreV1 is the core/v1 group.
+type CoreV1 struct{ g *kubeapi.Group }
+
+// Namespaces is the cluster's namespaces.
+func (c CoreV1) Namespaces() kubeapi.Resource[*corev1.Namespace, *corev1.NamespaceList] {
+	return kubeapi.NewResource(c.g, "namespaces", "",
+		func() *corev1.Namespace { return &corev1.Namespace{} }, func() *corev1.NamespaceList { return &corev1.NamespaceList{} })
+}
+
+// Nodes is the cluster's nodes.
+func (c CoreV1) Nodes() kubeapi.Resource[*corev1.Node, *corev1.NodeList] {
+	return kubeapi.NewResource(c.g, "nodes", "", func() *corev1.Node { return &corev1.Node{} }, func() *corev1.NodeList { return &corev1.NodeList{} })
+}
+
+// Pods is the pods of namespace ns.
+func (c CoreV1) Pods(ns string) kubeapi.Resource[*corev1.Pod, *corev1.PodList] {
+	return kubeapi.NewResource(c.g, "pods", ns, func() *corev1.Pod { return &corev1.Pod{} }, func() *corev1.PodList { return &corev1.PodList{} })
+}
+
+// Secrets is the secrets of namespace ns.
+func (c CoreV1) Secrets(ns string) kubeapi.Resource[*corev1.Secret, *corev1.SecretList] {
+	return kubeapi.NewResource(c.g, "secrets", ns, func() *corev1.Secret { return &corev1.Secret{} }, func() *corev1.SecretList { return &corev1.SecretList{} })
+}
+
+// ServiceAccounts is the service accounts of namespace ns, with token requests.
+func (c CoreV1) ServiceAccounts(ns string) ServiceAccounts {
+	return ServiceAccounts{kubeapi.NewResource(c.g, "serviceaccounts", ns,
+		func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} }, func() *corev1.ServiceAccountList { return &corev1.ServiceAccountList{} })}
+}
+
+// ServiceAccounts adds the token subresource to the typed resource.
+type ServiceAccounts struct {
+	kubeapi.Resource[*corev1.ServiceAccount, *corev1.ServiceAccountList]
+}
+
+// CreateToken requests a token for the service account name.
+func (s ServiceAccounts) CreateToken(ctx context.Context, name string, tr *authv1.TokenRequest, opts metav1.CreateOptions) (*authv1.TokenRequest, error) {
+	out := &authv1.TokenRequest{}
+	return out, s.CreateSub(ctx, name, "token", tr, out, opts)
+}
+
+// RbacV1 is the rbac.authorization.k8s.io/v1 group.
+type RbacV1 struct{ g *kubeapi.Group }
+
+// ClusterRoles is the cluster's cluster roles.
+func (r RbacV1) ClusterRoles() kubeapi.Resource[*rbacv1.ClusterRole, *rbacv1.ClusterRoleList] {
+	return kubeapi.NewResource(r.g, "clusterroles", "",
+		func() *rbacv1.ClusterRole { return &rbacv1.ClusterRole{} }, func() *rbacv1.ClusterRoleList { return &rbacv1.ClusterRoleList{} })
+}
+
+// ClusterRoleBindings is the cluster's cluster role bindings.
+func (r RbacV1) ClusterRoleBindings() kubeapi.Resource[*rbacv1.ClusterRoleBinding, *rbacv1.ClusterRoleBindingList] {
+	return kubeapi.NewResource(r.g, "clusterrolebindings", "",
+		func() *rbacv1.ClusterRoleBinding { return &rbacv1.ClusterRoleBinding{} },
+		func() *rbacv1.ClusterRoleBindingList { return &rbacv1.ClusterRoleBindingList{} })
+}
+
+// Roles is the roles of namespace ns.
+func (r RbacV1) Roles(ns string) kubeapi.Resource[*rbacv1.Role, *rbacv1.RoleList] {
+	return kubeapi.NewResource(r.g, "roles", ns, func() *rbacv1.Role { return &rbacv1.Role{} }, func() *rbacv1.RoleList { return &rbacv1.RoleList{} })
+}
+
+// RoleBindings is the role bindings of namespace ns.
+func (r RbacV1) RoleBindings(ns string) kubeapi.Resource[*rbacv1.RoleBinding, *rbacv1.RoleBindingList] {
+	return kubeapi.NewResource(r.g, "rolebindings", ns,
+		func() *rbacv1.RoleBinding { return &rbacv1.RoleBinding{} }, func() *rbacv1.RoleBindingList { return &rbacv1.RoleBindingList{} })
+}
