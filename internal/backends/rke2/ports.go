@@ -95,6 +95,9 @@ type Rancher interface {
 	// EnsureCluster finds or creates the cluster (labelled with c.UUID). A cluster of that name
 	// labelled with another UUID is failure.ErrDuplicate.
 	EnsureCluster(ctx context.Context, c ClusterRef, spec ProvisionSpec) (RancherCluster, error)
+	// Cluster finds the cluster without creating it (failure.ErrNotFound when absent, or when
+	// the cluster of that name is labelled with another UUID).
+	Cluster(ctx context.Context, c ClusterRef) (RancherCluster, error)
 	// RegistrationToken returns the cluster's registration token (failure.ErrNotReady while
 	// Rancher has not issued it yet).
 	RegistrationToken(ctx context.Context, rc RancherCluster) (secret.Secret, error)

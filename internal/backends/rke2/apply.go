@@ -1,0 +1,142 @@
+package rke2
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/failure"
+)
+
+// LabelRemoveSince is the Rancher node label holding when its removal (and drain) began, in
+// Unix seconds: the drain timeout is judged from it, so it survives restarts.
+const LabelRemoveSince = labelPrefix + "remove-since"
+
+// apply carries out one plan's actions. Each is idempotent: a repeated call finds what an
+// earlier one did. A node still draining is not an error; the next call looks again.
+func (b *Backend) apply(ctx context.Context, c *cluster, actions []Action, servers map[string]ServerView, rnodes map[string]RancherNodeView) error {
+	for _, a := range actions {
+		var err error
+		switch a.Kind {
+		case Create:
+			err = b.createNode(ctx, c, a, servers)
+		case Remove:
+			err = b.removeNode(ctx, c, a, servers, rnodes)
+		case Replace:
+			err = b.deleteNode(ctx, c, a.Node, servers, rnodes)
+		case Forget:
+			err = b.forget(ctx, c, a.Node, rnodes)
+		}
+		if err != nil {
+			return fmt.Errorf("%s node %s: %w", a.Kind, a.Node, err)
+		}
+		c.log.Info("node action", zap.String("action", a.Kind.String()), zap.String("node", a.Node), zap.String("reason", a.Reason))
+	}
+	return nil
+}
+
+// createNode boots one VM whose cloud-init carries a fresh single-use Vault secret id.
+func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers map[string]ServerView) error {
+	if err := b.ensureVault(ctx, c); err != nil {
+		return err
+	}
+	joinAddr := ""
+	if a.Inventory.Join != "" {
+		target, ok := servers[a.Inventory.Join]
+		if !ok || target.Address == "" {
+			return notReady(c.ref, "join target %s has no address yet", a.Inventory.Join)
+		}
+		joinAddr = target.Address
+	}
+	creds, err := b.d.Vault.NodeCredentials(ctx, c.ref.UUID)
+	if err != nil {
+		return fmt.Errorf("vault secret id: %w", err)
+	}
+	defer creds.SecretID.Forget()
+	ud, err := b.s.CloudInit().Render(NewNodeConfig(b.s, c.spec, a.Node, a.Inventory, creds, joinAddr))
+	if err != nil {
+		return failure.Errorf("cloud-init for %s: %v", a.Node, err)
+	}
+	_, err = b.d.Infra.CreateServer(ctx, c.ref, c.net, ServerRequest{Name: a.Node, Inventory: a.Inventory,
+		Node: c.spec.Node(a.Inventory.Role, a.Inventory.Index), Image: b.s.BaseImageName, UserData: ud,
+		FloatingIP: b.s.AllocateFloatingIPToAllNodes, SSHPublicKey: c.spec.SSHPublicKey, SecurityGroups: c.spec.SecurityGroups})
+	return err
+}
+
+// ensureVault writes the cluster's policy, AppRole and token secret once per call that creates
+// nodes (the token is the cluster's registration token, which Rancher keeps).
+func (b *Backend) ensureVault(ctx context.Context, c *cluster) error {
+	if c.vaultOK {
+		return nil
+	}
+	token, err := b.d.Rancher.RegistrationToken(ctx, c.rc)
+	if err != nil {
+		return fmt.Errorf("registration token: %w", err)
+	}
+	defer token.Forget()
+	if err := b.d.Vault.Ensure(ctx, c.ref.UUID, token); err != nil {
+		return fmt.Errorf("vault objects: %w", err)
+	}
+	c.vaultOK = true
+	return nil
+}
+
+// removeNode marks the Rancher node as leaving (so the removal is finished whatever later
+// orders ask), drains it, and once drained deletes the VM with its volumes and the Rancher node.
+func (b *Backend) removeNode(ctx context.Context, c *cluster, a Action, servers map[string]ServerView, rnodes map[string]RancherNodeView) error {
+	rn, registered := rnodes[a.Node]
+	if registered {
+		since, ok := removeSince(rn.Labels)
+		if !ok || rn.Labels[LabelStage] != string(StageRemove) {
+			since = b.d.Now()
+			labels := map[string]string{LabelStage: string(StageRemove), LabelRemoveSince: strconv.FormatInt(since.Unix(), 10)}
+			if err := b.d.Rancher.SetNodeLabels(ctx, c.rc, rn.ID, labels); err != nil {
+				return fmt.Errorf("mark for removal: %w", err)
+			}
+		}
+		drained, err := b.d.Rancher.Drain(ctx, c.rc, rn.ID)
+		if err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		if !drained {
+			if waited := b.d.Now().Sub(since); waited > b.d.DrainTimeout {
+				return failure.Errorf("node %s has not drained in %s (drain timeout %s): its pods cannot be evicted "+
+					"(a PodDisruptionBudget, or local data); drain it by hand and the removal continues", a.Node,
+					waited.Round(time.Second), b.d.DrainTimeout)
+			}
+			return nil
+		}
+	}
+	return b.deleteNode(ctx, c, a.Node, servers, rnodes)
+}
+
+// deleteNode deletes the VM (with its volumes) and the Rancher node, whichever exist.
+func (b *Backend) deleteNode(ctx context.Context, c *cluster, name string, servers map[string]ServerView, rnodes map[string]RancherNodeView) error {
+	if vm, ok := servers[name]; ok {
+		if err := b.d.Infra.DeleteServer(ctx, c.ref, vm); err != nil {
+			return fmt.Errorf("delete server: %w", err)
+		}
+	}
+	return b.forget(ctx, c, name, rnodes)
+}
+
+// forget deletes the Rancher node of a VM that is gone.
+func (b *Backend) forget(ctx context.Context, c *cluster, name string, rnodes map[string]RancherNodeView) error {
+	if rn, ok := rnodes[name]; ok {
+		if err := b.d.Rancher.DeleteNode(ctx, c.rc, rn.ID); err != nil {
+			return fmt.Errorf("delete rancher node: %w", err)
+		}
+	}
+	return nil
+}
+
+func removeSince(labels map[string]string) (time.Time, bool) {
+	n, err := strconv.ParseInt(labels[LabelRemoveSince], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(n, 0), true
+}

@@ -1,0 +1,134 @@
+package rke2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/secret"
+)
+
+// NodeVault is what the executor needs of Vault (ClusterVault implements it).
+type NodeVault interface {
+	Ensure(ctx context.Context, cluster string, token secret.Secret) error
+	NodeCredentials(ctx context.Context, cluster string) (VaultCredentials, error)
+	Remove(ctx context.Context, cluster string) error
+	Check(ctx context.Context) backends.Check
+}
+
+var _ NodeVault = (*ClusterVault)(nil)
+
+// Deps are the backend's upstreams and tuning.
+type Deps struct {
+	Infra   Infra
+	Rancher Rancher
+	Vault   NodeVault
+	Log     *zap.Logger
+	// DrainTimeout is how long a node may take to drain before its removal fails with an
+	// error naming it (default 15 minutes).
+	DrainTimeout time.Duration
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Backend carries out rke2 orders: one Waldur resource is one cluster. Every call derives what
+// to do from what OpenStack and Rancher show (level-triggered), so any call may be repeated, or
+// interrupted at any point, and the next one continues.
+type Backend struct {
+	s *Settings
+	d Deps
+	*Evaluator
+}
+
+// NewBackend assembles the backend from validated settings and its upstreams.
+func NewBackend(s *Settings, d Deps) *Backend {
+	if d.Log == nil {
+		d.Log = zap.NewNop()
+	}
+	if d.DrainTimeout <= 0 {
+		d.DrainTimeout = 15 * time.Minute
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Backend{s: s, d: d, Evaluator: &Evaluator{Settings: s, Flavors: d.Infra}}
+}
+
+// Create builds the cluster an order describes, a step per call: it returns the backend id
+// (the cluster name) with an error wrapping failure.ErrNotReady until every node is ready, so
+// the order stays executing and the next cycle continues.
+func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
+	spec, err := ParseSpec(b.s, req.Resource)
+	if err != nil {
+		return backends.Info{}, failure.Errorf("%v", err)
+	}
+	if req.Resource.BackendID != "" {
+		spec.Name = req.Resource.BackendID
+	}
+	return b.reconcile(ctx, req.Resource.UUID, &spec)
+}
+
+// SetLimits scales the cluster to the counts in limits (the server and worker node
+// components); the same reconciliation as Create, so it also finishes an interrupted one.
+func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits backends.Quantities) error {
+	if res.BackendID == "" {
+		return failure.Errorf("the cluster was never created")
+	}
+	res.Limits = limits
+	spec, err := ParseSpec(b.s, res)
+	if err != nil {
+		return failure.Errorf("%v", err)
+	}
+	if err := checkLimitCounts(b.s, limits); err != nil {
+		return err
+	}
+	spec.Name = res.BackendID
+	_, err = b.reconcile(ctx, res.UUID, &spec)
+	return err
+}
+
+// Lookup reports the cluster when OpenStack still has any of its servers.
+func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.Info, error) {
+	if res.BackendID == "" {
+		return backends.Info{}, fmt.Errorf("resource %s has no cluster: %w", res.UUID, failure.ErrNotFound)
+	}
+	servers, err := b.d.Infra.Servers(ctx, ClusterRef{UUID: res.UUID, Name: res.BackendID})
+	if err != nil {
+		return backends.Info{}, err
+	}
+	if len(servers) == 0 {
+		return backends.Info{}, fmt.Errorf("cluster %s has no servers: %w", res.BackendID, failure.ErrNotFound)
+	}
+	return backends.Info{BackendID: res.BackendID}, nil
+}
+
+// Ping checks Rancher and OpenStack with the diagnostics calls.
+func (b *Backend) Ping(ctx context.Context) error {
+	var errs []error
+	for _, c := range b.Diagnose(ctx) {
+		if !c.OK {
+			errs = append(errs, fmt.Errorf("%s: %s", c.Name, c.Detail))
+		}
+	}
+	if len(errs) > 0 {
+		return failure.Transient(errors.Join(errs...))
+	}
+	return nil
+}
+
+// Diagnose reports Rancher, Vault and OpenStack line by line.
+func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
+	checks := b.d.Rancher.Diagnose(ctx)
+	checks = append(checks, b.d.Vault.Check(ctx))
+	return append(checks, b.d.Infra.Diagnose(ctx)...)
+}
+
+// notReady is the error of a call that made progress (or waits) but has not finished.
+func notReady(c ClusterRef, format string, args ...any) error {
+	return fmt.Errorf("cluster %s: %s: %w", c.Name, fmt.Sprintf(format, args...), failure.ErrNotReady)
+}

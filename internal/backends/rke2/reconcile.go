@@ -1,0 +1,154 @@
+package rke2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
+)
+
+// passesPerCall bounds the planning passes of one call: a pass whose actions finish at once
+// (a deletion, a forgotten node) is followed by another; anything that takes time (a VM
+// booting, a node registering or draining) is left for the next call.
+const passesPerCall = 3
+
+// cluster is one reconciliation's view of a cluster.
+type cluster struct {
+	ref     ClusterRef
+	spec    *ClusterSpec
+	rc      RancherCluster
+	net     NetworkInfo
+	vaultOK bool // Vault objects ensured during this call
+	log     *zap.Logger
+}
+
+// reconcile brings the cluster towards spec: Rancher cluster, network, then planning passes.
+func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec) (backends.Info, error) {
+	c := &cluster{ref: ClusterRef{UUID: uuid, Name: spec.Name}, spec: spec,
+		log: b.d.Log.With(zap.String("cluster", spec.Name), zap.String("resource", uuid))}
+	info := backends.Info{BackendID: spec.Name}
+	var err error
+	if c.rc, err = b.d.Rancher.EnsureCluster(ctx, c.ref, b.provisionSpec()); err != nil {
+		if errors.Is(err, failure.ErrDuplicate) {
+			return backends.Info{}, failure.Errorf("a Rancher cluster named %q already belongs to another resource; choose another name", spec.Name)
+		}
+		return backends.Info{}, fmt.Errorf("rancher cluster: %w", err)
+	}
+	if c.net, err = b.d.Infra.EnsureNetwork(ctx, c.ref); err != nil {
+		return info, fmt.Errorf("network: %w", err)
+	}
+	if c.rc.ManagementID == "" {
+		return info, notReady(c.ref, "waiting for Rancher to assign the cluster's id")
+	}
+	d := Desired{Cluster: uuid, Name: spec.Name, Servers: spec.Servers, Agents: spec.Agents, ViaRancher: b.s.Bootstrap == BootstrapRancher}
+	for pass := 0; pass < passesPerCall; pass++ {
+		obs, servers, rnodes, err := b.observe(ctx, c)
+		if err != nil {
+			return info, err
+		}
+		for _, s := range obs.Strays {
+			c.log.Info("deleting a duplicate server", zap.String("server", s.Name), zap.String("id", s.ID))
+			if err := b.d.Infra.DeleteServer(ctx, c.ref, s); err != nil {
+				return info, fmt.Errorf("delete duplicate server %s: %w", s.Name, err)
+			}
+		}
+		plan := PlanPass(d, obs.Nodes)
+		if plan.Done {
+			return b.finish(ctx, c, info)
+		}
+		if len(plan.Actions) == 0 {
+			if len(plan.Refusals) > 0 {
+				return info, failure.Errorf("cluster %s: %s", spec.Name, strings.Join(plan.Refusals, "; "))
+			}
+			return info, notReady(c.ref, "%s: %s", plan.ClusterStage, strings.Join(plan.Waits, "; "))
+		}
+		if err := b.apply(ctx, c, plan.Actions, byName(servers), byRancherName(rnodes)); err != nil {
+			return info, err
+		}
+		if !quick(plan.Actions) {
+			return info, notReady(c.ref, "%s: %s", plan.ClusterStage, describeActions(plan.Actions))
+		}
+	}
+	return info, notReady(c.ref, "still converging")
+}
+
+// observe lists the cluster's servers and Rancher nodes and joins them.
+func (b *Backend) observe(ctx context.Context, c *cluster) (Observed, []ServerView, []RancherNodeView, error) {
+	servers, err := b.d.Infra.Servers(ctx, c.ref)
+	if err != nil {
+		return Observed{}, nil, nil, fmt.Errorf("list servers: %w", err)
+	}
+	rnodes, err := b.d.Rancher.Nodes(ctx, c.rc)
+	if err != nil {
+		return Observed{}, nil, nil, fmt.Errorf("list rancher nodes: %w", err)
+	}
+	obs, err := Observe(c.ref.UUID, servers, rnodes)
+	if err != nil {
+		return Observed{}, nil, nil, failure.Errorf("cluster %s: inventory on its servers is broken, planning stopped: %v", c.ref.Name, err)
+	}
+	return obs, servers, rnodes, nil
+}
+
+// finish: every node is ready. The Vault objects served the nodes' bootstrap and go now (a
+// later scale-up writes them again); the resource learns the counts and the nodes.
+func (b *Backend) finish(ctx context.Context, c *cluster, info backends.Info) (backends.Info, error) {
+	if err := b.d.Vault.Remove(ctx, c.ref.UUID); err != nil {
+		return info, fmt.Errorf("remove the bootstrap vault objects: %w", err)
+	}
+	info.Limits = backends.Quantities{b.s.ServerNodesComponent: float64(c.spec.Servers), b.s.AgentNodesComponent: float64(c.spec.Agents)}
+	info.Metadata = map[string]any{"rancher_cluster_id": c.rc.ManagementID, "rancher_cluster_name": c.rc.Name,
+		"stage": ClusterReady, "servers": c.spec.Servers, "agents": c.spec.Agents}
+	c.log.Info("cluster ready", zap.Int("servers", c.spec.Servers), zap.Int("agents", c.spec.Agents))
+	return info, nil
+}
+
+// provisionSpec is what Rancher is asked to create.
+func (b *Backend) provisionSpec() ProvisionSpec {
+	return ProvisionSpec{K8sVersion: b.s.K8sVersion, CNI: "cilium", DataDir: StorageMountPoint,
+		RegistryURL: b.s.PrivateRegistryURL, RegistryUser: b.s.PrivateRegistryUser, RegistryPassword: b.s.PrivateRegistryPassword,
+		Imported: b.s.Bootstrap == BootstrapRKE2}
+}
+
+// quick: the actions finished when they returned (deletions), so planning again now is useful.
+func quick(actions []Action) bool {
+	for _, a := range actions {
+		if a.Kind == Create || a.Kind == Remove {
+			return false
+		}
+	}
+	return true
+}
+
+func describeActions(actions []Action) string {
+	parts := make([]string, 0, len(actions))
+	for _, a := range actions {
+		parts = append(parts, a.Kind.String()+" "+a.Node)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// byName keys servers by name, keeping the one Observe keeps when a name has several.
+func byName(servers []ServerView) map[string]ServerView {
+	groups := map[string][]ServerView{}
+	for _, s := range servers {
+		groups[s.Name] = append(groups[s.Name], s)
+	}
+	m := make(map[string]ServerView, len(groups))
+	for name, g := range groups {
+		m[name], _ = pickServer(append([]ServerView(nil), g...))
+	}
+	return m
+}
+
+func byRancherName(nodes []RancherNodeView) map[string]RancherNodeView {
+	m := make(map[string]RancherNodeView, len(nodes))
+	for _, n := range nodes {
+		m[n.Name] = n
+	}
+	return m
+}
