@@ -40,13 +40,15 @@ type Deps struct {
 // to do from what OpenStack and Rancher show (level-triggered), so any call may be repeated, or
 // interrupted at any point, and the next one continues.
 type Backend struct {
-	s *Settings
-	d Deps
+	s          *Settings
+	d          Deps
+	components backends.Components
 	*Evaluator
 }
 
-// NewBackend assembles the backend from validated settings and its upstreams.
-func NewBackend(s *Settings, d Deps) *Backend {
+// NewBackend assembles the backend from validated settings, the offering's components and its
+// upstreams.
+func NewBackend(s *Settings, comps backends.Components, d Deps) *Backend {
 	if d.Log == nil {
 		d.Log = zap.NewNop()
 	}
@@ -56,7 +58,7 @@ func NewBackend(s *Settings, d Deps) *Backend {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Backend{s: s, d: d, Evaluator: &Evaluator{Settings: s, Flavors: d.Infra}}
+	return &Backend{s: s, d: d, components: comps, Evaluator: &Evaluator{Settings: s, Flavors: d.Infra}}
 }
 
 // Create builds the cluster an order describes, a step per call: it returns the backend id

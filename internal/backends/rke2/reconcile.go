@@ -51,11 +51,11 @@ func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec)
 		if err != nil {
 			return info, err
 		}
-		for _, s := range obs.Strays {
-			c.log.Info("deleting a duplicate server", zap.String("server", s.Name), zap.String("id", s.ID))
-			if err := b.d.Infra.DeleteServer(ctx, c.ref, s); err != nil {
-				return info, fmt.Errorf("delete duplicate server %s: %w", s.Name, err)
+		if len(obs.Strays) > 0 {
+			if err := b.deleteStrays(ctx, c, obs.Strays, servers, rnodes); err != nil {
+				return info, err
 			}
+			continue // observe again
 		}
 		plan := PlanPass(d, obs.Nodes)
 		if plan.Done {
@@ -75,6 +75,44 @@ func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec)
 		}
 	}
 	return info, notReady(c.ref, "still converging")
+}
+
+// deleteStrays deletes duplicate VMs of one node (a create sent twice after a lost answer). The
+// twins carry the same single-use secret id, so only one of them can register; which one is
+// unknown until Rancher lists the node. So while the node has not registered, every VM of that
+// name goes and the planner creates it again with fresh credentials; once registered, the VM
+// Observe keeps stays.
+func (b *Backend) deleteStrays(ctx context.Context, c *cluster, strays, servers []ServerView, rnodes []RancherNodeView) error {
+	doomed := append([]ServerView(nil), strays...)
+	registered := byRancherName(rnodes)
+	seen := map[string]bool{}
+	for _, s := range strays {
+		if _, ok := registered[s.Name]; ok || seen[s.Name] {
+			continue
+		}
+		seen[s.Name] = true
+		for _, v := range servers {
+			if v.Name == s.Name && !containsID(strays, v.ID) {
+				doomed = append(doomed, v)
+			}
+		}
+	}
+	for _, s := range doomed {
+		c.log.Info("deleting a duplicate server", zap.String("server", s.Name), zap.String("id", s.ID))
+		if err := b.d.Infra.DeleteServer(ctx, c.ref, s); err != nil {
+			return fmt.Errorf("delete duplicate server %s: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+func containsID(l []ServerView, id string) bool {
+	for _, v := range l {
+		if v.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // observe lists the cluster's servers and Rancher nodes and joins them.

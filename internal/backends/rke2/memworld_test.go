@@ -1,0 +1,510 @@
+package rke2
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/secret"
+)
+
+// memWorld is an in-memory OpenStack + Rancher + Vault behind the executor's ports, with time
+// in ticks: a VM boots in bootTicks, its node registers bootTicks later once its cloud-init has
+// logged in to Vault with its single-use secret id, a drain takes drainTicks. It asserts the
+// install-order and quorum rules as the executor acts, and can fail calls transiently.
+type memWorld struct {
+	t        *testing.T
+	mu       sync.Mutex
+	rng      *rand.Rand
+	faultPct int // % of calls that fail with a transient error (before doing anything)
+	now      time.Time
+
+	seq      int
+	servers  map[string]*memVM // by id
+	networks map[string]bool   // cluster UUID → network exists
+	clusters map[string]*memCluster
+	vault    map[string]secret.Secret // cluster UUID → token; absent = no Vault objects
+	sids     map[string]bool          // issued, unused secret ids
+	calls    map[string]int
+	neverDrain string // a node that never drains
+	terminating map[string]bool // clusters being deleted as a whole (no drains then)
+	dupCreate  int    // the next n CreateServer calls make two VMs (a retried create)
+	refusedLogins int // VMs whose single-use secret id had been used already
+}
+
+type memVM struct {
+	view      ServerView
+	age       int
+	sidUsed   bool
+	userData  string
+}
+
+type memCluster struct {
+	ref      ClusterRef
+	mgmtID   string
+	deleting int // ticks until gone; 0 = not deleting
+	nodes    map[string]*memNode // by name
+}
+
+type memNode struct {
+	view  RancherNodeView
+	age   int
+	drain int // -1 not draining; else ticks drained so far
+}
+
+const (
+	bootTicks  = 2
+	drainTicks = 2
+)
+
+func newMemWorld(t *testing.T, seed uint64) *memWorld {
+	return &memWorld{t: t, rng: rand.New(rand.NewPCG(seed, 99)), now: time.Unix(1_800_000_000, 0),
+		servers: map[string]*memVM{}, networks: map[string]bool{}, clusters: map[string]*memCluster{},
+		vault: map[string]secret.Secret{}, sids: map[string]bool{}, calls: map[string]int{}, terminating: map[string]bool{}}
+}
+
+// call counts a call and fails it transiently at the fault rate.
+func (w *memWorld) call(name string) error {
+	w.calls[name]++
+	if w.faultPct > 0 && w.rng.IntN(100) < w.faultPct {
+		return failure.Transient(fmt.Errorf("%s: 503 service unavailable", name))
+	}
+	return nil
+}
+
+// tick advances time: VMs boot, booted VMs register (their cloud-init logs in to Vault once),
+// registering nodes turn active, drains progress, deletions finish.
+func (w *memWorld) tick() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.now = w.now.Add(time.Minute)
+	for _, vm := range w.servers {
+		vm.age++
+		if vm.view.Status == "BUILD" && vm.age >= bootTicks {
+			vm.view.Status = "ACTIVE"
+		}
+		if vm.view.Status == "ACTIVE" && vm.age >= 2*bootTicks && !vm.sidUsed {
+			w.register(vm)
+		}
+	}
+	for uuid, c := range w.clusters {
+		if c.deleting > 0 {
+			if c.deleting--; c.deleting == 0 {
+				delete(w.clusters, uuid)
+			}
+			continue
+		}
+		for _, n := range c.nodes {
+			n.age++
+			if n.view.State == "registering" && n.age >= bootTicks {
+				n.view.State = "active"
+			}
+			if n.drain >= 0 && n.view.Labels[LabelCluster] != "" && n.view.Name != w.neverDrain {
+				n.drain++
+			}
+		}
+	}
+}
+
+// register plays the VM's cloud-init: the single-use secret id in its user data logs in to
+// Vault (refused the second time) and the node registers with Rancher under its inventory.
+func (w *memWorld) register(vm *memVM) {
+	inv, ok, err := InventoryFromMetadata(vm.view.Metadata)
+	if !ok || err != nil {
+		w.t.Fatalf("VM %s has no inventory: %v", vm.view.Name, err)
+	}
+	sid := ""
+	for s := range w.sids {
+		if strings.Contains(vm.userData, s) {
+			sid = s
+		}
+	}
+	if sid == "" { // a retried create's twin: its secret id was used by the other VM
+		vm.sidUsed = true
+		w.refusedLogins++
+		return
+	}
+	if _, ok := w.vault[inv.Cluster]; !ok {
+		w.t.Fatalf("VM %s booted while its cluster's Vault objects are gone", vm.view.Name)
+	}
+	delete(w.sids, sid)
+	vm.sidUsed = true
+	c := w.clusters[inv.Cluster]
+	if c == nil || c.mgmtID == "" {
+		return
+	}
+	c.nodes[vm.view.Name] = &memNode{view: RancherNodeView{ID: "m-" + vm.view.ID, Name: vm.view.Name, State: "registering", Labels: inv.Labels()}, drain: -1}
+}
+
+// ---- Infra ----
+
+type memInfra struct{ w *memWorld }
+
+func (m memInfra) Flavor(_ context.Context, name string) (Flavor, error) {
+	return cloudFlavors.Flavor(context.Background(), name)
+}
+
+func (m memInfra) EnsureNetwork(_ context.Context, c ClusterRef) (NetworkInfo, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("EnsureNetwork"); err != nil {
+		return NetworkInfo{}, err
+	}
+	w.networks[c.UUID] = true
+	return NetworkInfo{NetworkID: "net-" + c.Name, SubnetID: "sub-" + c.Name}, nil
+}
+
+func (m memInfra) Servers(_ context.Context, c ClusterRef) ([]ServerView, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("Servers"); err != nil {
+		return nil, err
+	}
+	var out []ServerView
+	for _, vm := range w.servers {
+		if vm.view.Metadata[MetaCluster] == c.UUID {
+			out = append(out, vm.view)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func (m memInfra) CreateServer(_ context.Context, c ClusterRef, _ NetworkInfo, req ServerRequest) (ServerView, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("CreateServer"); err != nil {
+		return ServerView{}, err
+	}
+	w.checkCreate(c, req)
+	n := 1
+	if w.dupCreate > 0 {
+		w.dupCreate--
+		n = 2
+	}
+	var v ServerView
+	for range n {
+		w.seq++
+		v = ServerView{ID: fmt.Sprintf("vm-%03d", w.seq), Name: req.Name, Status: "BUILD", Created: w.now,
+			Metadata: req.Inventory.Metadata(), Address: fmt.Sprintf("10.0.0.%d", 10+w.seq)}
+		w.servers[v.ID] = &memVM{view: v, userData: string(req.UserData.Bytes())}
+	}
+	return v, nil
+}
+
+// checkCreate asserts the install order: no agent before every server is ready, no joining
+// server before the initial one is ready.
+func (w *memWorld) checkCreate(c ClusterRef, req ServerRequest) {
+	ready := map[string]bool{}
+	if cl := w.clusters[c.UUID]; cl != nil {
+		for _, n := range cl.nodes {
+			ready[n.view.Name] = n.view.State == "active"
+		}
+	}
+	for _, vm := range w.servers {
+		inv, _, _ := InventoryFromMetadata(vm.view.Metadata)
+		if inv.Cluster != c.UUID || inv.Role != RoleServer {
+			continue
+		}
+		if req.Inventory.Role == RoleAgent && !ready[vm.view.Name] {
+			w.t.Fatalf("agent %s created while server %s is not ready", req.Name, vm.view.Name)
+		}
+		if req.Inventory.Role == RoleServer && inv.Initial && !ready[vm.view.Name] && !req.Inventory.Initial {
+			w.t.Fatalf("joining server %s created before the initial server %s is ready", req.Name, vm.view.Name)
+		}
+	}
+}
+
+func (m memInfra) DeleteServer(_ context.Context, c ClusterRef, s ServerView) error {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("DeleteServer"); err != nil {
+		return err
+	}
+	if cl := w.clusters[c.UUID]; cl != nil {
+		if n, ok := cl.nodes[s.Name]; ok && n.view.State == "active" && w.vmsNamed(s.Name) == 1 &&
+			n.drain < drainTicks && !w.terminating[c.UUID] {
+			w.t.Fatalf("server %s deleted before its node drained", s.Name)
+		}
+	}
+	delete(w.servers, s.ID)
+	return nil
+}
+
+func (w *memWorld) vmsNamed(name string) int {
+	n := 0
+	for _, vm := range w.servers {
+		if vm.view.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+func (m memInfra) TearDown(_ context.Context, c ClusterRef) error {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("TearDown"); err != nil {
+		return err
+	}
+	for _, vm := range w.servers {
+		if vm.view.Metadata[MetaCluster] == c.UUID {
+			return fmt.Errorf("network of %s: server %s still uses it: %w", c.Name, vm.view.Name, failure.ErrNotReady)
+		}
+	}
+	delete(w.networks, c.UUID)
+	return nil
+}
+
+func (m memInfra) Diagnose(context.Context) []backends.Check {
+	return []backends.Check{{Name: "openstack", OK: true, Detail: "in memory"}}
+}
+
+// ---- Rancher ----
+
+type memRancher struct{ w *memWorld }
+
+func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, _ ProvisionSpec) (RancherCluster, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("EnsureCluster"); err != nil {
+		return RancherCluster{}, err
+	}
+	for uuid, cl := range w.clusters {
+		if cl.ref.Name == c.Name && uuid != c.UUID {
+			return RancherCluster{}, fmt.Errorf("cluster %s: %w", c.Name, failure.ErrDuplicate)
+		}
+	}
+	cl, ok := w.clusters[c.UUID]
+	if !ok {
+		cl = &memCluster{ref: c, nodes: map[string]*memNode{}}
+		w.clusters[c.UUID] = cl
+		return RancherCluster{Name: c.Name, State: "provisioning"}, nil // the id comes a moment later
+	}
+	if cl.mgmtID == "" {
+		cl.mgmtID = "c-m-" + c.UUID[:8]
+	}
+	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: "active"}, nil
+}
+
+func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("Cluster"); err != nil {
+		return RancherCluster{}, err
+	}
+	cl, ok := w.clusters[c.UUID]
+	if !ok || cl.ref.Name != c.Name {
+		return RancherCluster{}, fmt.Errorf("cluster %s: %w", c.Name, failure.ErrNotFound)
+	}
+	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: "active"}, nil
+}
+
+func (m memRancher) cluster(rc RancherCluster) *memCluster {
+	for _, cl := range m.w.clusters {
+		if cl.mgmtID == rc.ManagementID && rc.ManagementID != "" {
+			return cl
+		}
+	}
+	m.w.t.Fatalf("no cluster %+v", rc)
+	return nil
+}
+
+func (m memRancher) RegistrationToken(_ context.Context, rc RancherCluster) (secret.Secret, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("RegistrationToken"); err != nil {
+		return secret.Secret{}, err
+	}
+	return secret.New("token-" + m.cluster(rc).mgmtID), nil
+}
+
+func (m memRancher) Nodes(_ context.Context, rc RancherCluster) ([]RancherNodeView, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("Nodes"); err != nil {
+		return nil, err
+	}
+	var out []RancherNodeView
+	for _, n := range m.cluster(rc).nodes {
+		v := n.view
+		v.Labels = cloneLabels(n.view.Labels)
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func cloneLabels(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func (m memRancher) node(rc RancherCluster, id string) *memNode {
+	for _, n := range m.cluster(rc).nodes {
+		if n.view.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+func (m memRancher) SetNodeLabels(_ context.Context, rc RancherCluster, id string, labels map[string]string) error {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("SetNodeLabels"); err != nil {
+		return err
+	}
+	n := m.node(rc, id)
+	if n == nil {
+		return fmt.Errorf("node %s: %w", id, failure.ErrNotFound)
+	}
+	for k, v := range labels {
+		n.view.Labels[k] = v
+	}
+	return nil
+}
+
+func (m memRancher) Drain(_ context.Context, rc RancherCluster, id string) (bool, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("Drain"); err != nil {
+		return false, err
+	}
+	n := m.node(rc, id)
+	if n == nil {
+		return false, fmt.Errorf("node %s: %w", id, failure.ErrNotFound)
+	}
+	if n.view.Labels[LabelStage] != string(StageRemove) {
+		w.t.Fatalf("node %s drained before it was marked for removal", n.view.Name)
+	}
+	if n.drain < 0 {
+		n.drain = 0
+	}
+	return n.drain >= drainTicks, nil
+}
+
+func (m memRancher) DeleteNode(_ context.Context, rc RancherCluster, id string) error {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("DeleteNode"); err != nil {
+		return err
+	}
+	cl := m.cluster(rc)
+	for name, n := range cl.nodes {
+		if n.view.ID == id {
+			delete(cl.nodes, name)
+		}
+	}
+	return nil
+}
+
+func (m memRancher) DeleteCluster(_ context.Context, c ClusterRef) error {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("DeleteCluster"); err != nil {
+		return err
+	}
+	cl, ok := w.clusters[c.UUID]
+	if !ok {
+		return nil
+	}
+	if cl.deleting == 0 {
+		cl.deleting = 2
+	}
+	return fmt.Errorf("cluster %s is being deleted: %w", c.Name, failure.ErrNotReady)
+}
+
+func (m memRancher) Capacity(_ context.Context, rc RancherCluster) (Capacity, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("Capacity"); err != nil {
+		return Capacity{}, err
+	}
+	var c Capacity
+	for _, n := range m.cluster(rc).nodes {
+		if n.view.State == "active" {
+			c.Nodes++
+			c.CPUMillis += 8000
+			c.MemoryBytes += 16 * gib
+			c.StorageBytes += 100 * gib
+		}
+	}
+	return c, nil
+}
+
+func (m memRancher) BindGroup(context.Context, RancherCluster, string, string) error { return nil }
+func (m memRancher) UnbindGroups(context.Context, RancherCluster, []string) error    { return nil }
+func (m memRancher) Diagnose(context.Context) []backends.Check {
+	return []backends.Check{{Name: "rancher", OK: true, Detail: "in memory"}}
+}
+
+// ---- Vault ----
+
+type memVault struct{ w *memWorld }
+
+func (m memVault) Ensure(_ context.Context, cluster string, token secret.Secret) error {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("VaultEnsure"); err != nil {
+		return err
+	}
+	w.vault[cluster] = secret.New(token.Reveal())
+	return nil
+}
+
+func (m memVault) NodeCredentials(_ context.Context, cluster string) (VaultCredentials, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("VaultSecretID"); err != nil {
+		return VaultCredentials{}, err
+	}
+	if _, ok := w.vault[cluster]; !ok {
+		return VaultCredentials{}, fmt.Errorf("approle for %s: %w", cluster, failure.ErrNotFound)
+	}
+	w.seq++
+	sid := fmt.Sprintf("sid-%06d-single-use", w.seq)
+	w.sids[sid] = true
+	return VaultCredentials{RoleID: "role-" + cluster[:8], SecretID: secret.New(sid)}, nil
+}
+
+func (m memVault) Remove(_ context.Context, cluster string) error {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("VaultRemove"); err != nil {
+		return err
+	}
+	delete(w.vault, cluster)
+	return nil
+}
+
+func (m memVault) Check(context.Context) backends.Check {
+	return backends.Check{Name: "vault approle", OK: true, Detail: "in memory"}
+}
