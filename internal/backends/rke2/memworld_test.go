@@ -26,30 +26,30 @@ type memWorld struct {
 	faultPct int // % of calls that fail with a transient error (before doing anything)
 	now      time.Time
 
-	seq      int
-	servers  map[string]*memVM // by id
-	networks map[string]bool   // cluster UUID → network exists
-	clusters map[string]*memCluster
-	vault    map[string]secret.Secret // cluster UUID → token; absent = no Vault objects
-	sids     map[string]bool          // issued, unused secret ids
-	calls    map[string]int
-	neverDrain string // a node that never drains
-	terminating map[string]bool // clusters being deleted as a whole (no drains then)
-	dupCreate  int    // the next n CreateServer calls make two VMs (a retried create)
-	refusedLogins int // VMs whose single-use secret id had been used already
+	seq           int
+	servers       map[string]*memVM // by id
+	networks      map[string]bool   // cluster UUID → network exists
+	clusters      map[string]*memCluster
+	vault         map[string]secret.Secret // cluster UUID → token; absent = no Vault objects
+	sids          map[string]bool          // issued, unused secret ids
+	calls         map[string]int
+	neverDrain    string          // a node that never drains
+	terminating   map[string]bool // clusters being deleted as a whole (no drains then)
+	dupCreate     int             // the next n CreateServer calls make two VMs (a retried create)
+	refusedLogins int             // VMs whose single-use secret id had been used already
 }
 
 type memVM struct {
-	view      ServerView
-	age       int
-	sidUsed   bool
-	userData  string
+	view     ServerView
+	age      int
+	sidUsed  bool
+	userData string
 }
 
 type memCluster struct {
 	ref      ClusterRef
 	mgmtID   string
-	deleting int // ticks until gone; 0 = not deleting
+	deleting int                 // ticks until gone; 0 = not deleting
 	nodes    map[string]*memNode // by name
 }
 
