@@ -127,6 +127,7 @@ func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, id string
 // removeClusterLocked deletes the cluster and everything that belongs to it (s.mu held).
 func (s *Server) removeClusterLocked(id string) {
 	delete(s.st.clusters, id)
+	s.removeClusterObjectsLocked(id)
 	for pid, p := range s.st.projects {
 		if p.ClusterID == id {
 			delete(s.st.projects, pid)

@@ -58,6 +58,7 @@ const (
 	kString fieldKind = iota
 	kStringMap
 	kReference
+	kAny // any JSON value (action inputs the simulator does not model)
 )
 
 // input checks a create/update body against the fields the operation accepts: wrong types are
@@ -76,6 +77,8 @@ func (s *Server) input(w http.ResponseWriter, op string, body map[string]any, fi
 			continue
 		}
 		switch kind {
+		case kAny:
+			out[k] = v
 		case kString, kReference:
 			str, ok := v.(string)
 			if !ok {

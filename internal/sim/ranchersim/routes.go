@@ -24,10 +24,13 @@ func (s *Server) route(r *http.Request) (route, match) {
 		return route{op: "k8s." + r.Method, handler: s.k8sProxy(cid, "/"+tail)}, match{found: true, methodOK: true}
 	}
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if segs[0] != "v3" {
-		return route{}, match{}
+	var methods map[string]route
+	switch segs[0] {
+	case "v3":
+		methods = s.v3Routes(segs[1:])
+	case "v1":
+		methods = s.v1Routes(segs[1:])
 	}
-	methods := s.v3Routes(segs[1:])
 	if methods == nil {
 		return route{}, match{}
 	}
@@ -45,6 +48,9 @@ func (s *Server) route(r *http.Request) (route, match) {
 // v3Routes maps the path below /v3 to its operations by method (nil: unknown path).
 func (s *Server) v3Routes(p []string) map[string]route {
 	if m := s.importRoutes(p); m != nil {
+		return m
+	}
+	if m := s.nodeRoutes(p); m != nil {
 		return m
 	}
 	get := http.MethodGet

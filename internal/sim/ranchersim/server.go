@@ -41,6 +41,10 @@ type Options struct {
 	PageSize int
 	// TokenExpiresAt is reported for the API token (empty: never).
 	TokenExpiresAt string
+	// ProvisionDeleteDelay is how long a deleted v1 cluster shows its deletionTimestamp
+	// (default 100 ms); NodeActiveAfter how long a registered node is "registering" (default
+	// 100 ms); DrainDuration how long a drain takes (default 100 ms).
+	ProvisionDeleteDelay, NodeActiveAfter, DrainDuration time.Duration
 	// Seed makes generated ids deterministic.
 	Seed int64
 	// Logf, when set, receives one line per request.
@@ -57,8 +61,12 @@ type Server struct {
 	st         *state
 	calls      map[string]int
 	violations []string
-	tokens     map[string]*Token // cluster registration tokens by id
-	tun        *tunnels          // the agent connect endpoint (tunnel.go)
+	tokens     map[string]*Token       // cluster registration tokens by id
+	tun        *tunnels                // the agent connect endpoint (tunnel.go)
+	prov       map[string]*provCluster // v1 provisioning clusters by name (provisioning.go)
+	nodes      map[string]*simNode     // v3 nodes by id (nodes.go)
+	crtbs      map[string]*crtb        // cluster role template bindings by id (crtb.go)
+	hung       map[string]bool         // node names whose drains never finish
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -80,7 +88,13 @@ func New(o Options) *Server {
 	if o.PageSize <= 0 {
 		o.PageSize = 1000
 	}
-	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{}, Injector: simfault.New(faultProfile)}
+	for _, d := range []*time.Duration{&o.ProvisionDeleteDelay, &o.NodeActiveAfter, &o.DrainDuration} {
+		if *d <= 0 {
+			*d = 100 * time.Millisecond
+		}
+	}
+	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
+		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, Injector: simfault.New(faultProfile)}
 	s.tun = newTunnels(s)
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)

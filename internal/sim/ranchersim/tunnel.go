@@ -196,6 +196,8 @@ func (s *Server) publicRoute(r *http.Request) (string, http.HandlerFunc) {
 	switch p := r.URL.Path; {
 	case p == "/v3/connect" || p == "/v3/connect/register":
 		return "connect", s.handleConnect
+	case p == RegisterEndpoint:
+		return "system-agent.register", s.handleRegister
 	case strings.HasPrefix(p, "/v3/import/"):
 		return "import", s.handleImport
 	}

@@ -1,0 +1,151 @@
+package rancherv1
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/waldur/site-agent/internal/backends/rke2"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/upstream"
+)
+
+const uuid = "0123456789abcdef0123456789abcdef"
+
+func newSim(t *testing.T) (*ranchersim.Server, *Client, string) {
+	t.Helper()
+	sim := ranchersim.New(ranchersim.Options{Seed: 1, NodeActiveAfter: 20 * time.Millisecond, DrainDuration: 20 * time.Millisecond,
+		ProvisionDeleteDelay: 20 * time.Millisecond})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	c := New(Config{URL: srv.URL, Token: secret.New(sim.Token()), Retry: upstream.RetryPolicy{Max: 8, WaitMin: time.Millisecond, WaitMax: 5 * time.Millisecond}}, nil)
+	return sim, c, srv.URL
+}
+
+// register plays a node's system-agent with the cluster's registration token.
+func register(t *testing.T, base string, token secret.Secret, name string, labels map[string]string) {
+	t.Helper()
+	reg := New(Config{URL: base, Token: token}, nil)
+	if err := reg.do(context.Background(), "POST", ranchersim.RegisterEndpoint,
+		map[string]any{"nodeName": name, "roles": []string{"etcd", "controlplane"}, "labels": labels, "cpu": 8, "memoryMiB": 16384}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for start := time.Now(); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestClusterLifecycle: create (idempotent), registration token (stable), a node registers,
+// is labelled, drained and deleted; capacity sums the nodes; bindings are made once and
+// removed; the cluster is deleted (not ready until gone).
+func TestClusterLifecycle(t *testing.T) {
+	ctx := context.Background()
+	_, c, base := newSim(t)
+	ref := rke2.ClusterRef{UUID: uuid, Name: "prod"}
+	spec := rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1", CNI: "cilium", DataDir: "/opt/rke2_storage"}
+	rc, err := c.EnsureCluster(ctx, ref, spec)
+	if err != nil || rc.ManagementID == "" || !strings.HasPrefix(rc.ManagementID, "c-m-") {
+		t.Fatalf("ensure: %+v %v", rc, err)
+	}
+	again, err := c.EnsureCluster(ctx, ref, spec)
+	if err != nil || again.ManagementID != rc.ManagementID {
+		t.Fatalf("second ensure: %+v %v", again, err)
+	}
+	if _, err := c.EnsureCluster(ctx, rke2.ClusterRef{UUID: "ffff" + uuid[4:], Name: "prod"}, spec); !errors.Is(err, failure.ErrDuplicate) {
+		t.Fatalf("another resource's cluster of the same name: %v", err)
+	}
+	tok, err := c.RegistrationToken(ctx, rc)
+	tok2, err2 := c.RegistrationToken(ctx, rc)
+	if err != nil || err2 != nil || tok.Reveal() == "" || tok.Reveal() != tok2.Reveal() {
+		t.Fatalf("tokens %v %v (equal: %v)", err, err2, tok.Reveal() == tok2.Reveal())
+	}
+	register(t, base, tok, "prod-server-0", map[string]string{"a": "1"})
+	var nodes []rke2.RancherNodeView
+	waitFor(t, "the node to become active", func() bool {
+		nodes, err = c.Nodes(ctx, rc)
+		return err == nil && len(nodes) == 1 && nodes[0].State == "active"
+	})
+	if nodes[0].Name != "prod-server-0" {
+		t.Fatalf("nodes %+v", nodes)
+	}
+	capa, err := c.Capacity(ctx, rc)
+	if err != nil || capa.Nodes != 1 || capa.CPUMillis != 8000 || capa.MemoryBytes != 16<<30 {
+		t.Fatalf("capacity %+v %v", capa, err)
+	}
+	if err := c.SetNodeLabels(ctx, rc, nodes[0].ID, map[string]string{"b": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ = c.Nodes(ctx, rc)
+	if nodes[0].Labels["a"] != "1" || nodes[0].Labels["b"] != "2" {
+		t.Fatalf("labels not merged: %v", nodes[0].Labels)
+	}
+	if drained, err := c.Drain(ctx, rc, nodes[0].ID); err != nil || drained {
+		t.Fatalf("first drain call: %v %v", drained, err)
+	}
+	waitFor(t, "the drain", func() bool { d, err := c.Drain(ctx, rc, nodes[0].ID); return err == nil && d })
+	for range 2 {
+		if err := c.DeleteNode(ctx, rc, nodes[0].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := c.BindGroup(ctx, rc, "keycloakoidc_group://c_prod_owner", "cluster-owner"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.UnbindGroups(ctx, rc, []string{"keycloakoidc_group://c_prod_owner"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteCluster(ctx, ref); !errors.Is(err, failure.ErrNotReady) {
+		t.Fatalf("delete: %v, want not ready while Rancher removes it", err)
+	}
+	waitFor(t, "the cluster to go", func() bool { return c.DeleteCluster(ctx, ref) == nil })
+	if _, err := c.Cluster(ctx, ref); !errors.Is(err, failure.ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+}
+
+// TestFaultsAreRetried: 30 % of Rancher's answers fail (5xx, 429, resets); every call still
+// succeeds and nothing is made twice.
+func TestFaultsAreRetried(t *testing.T) {
+	ctx := context.Background()
+	sim, c, _ := newSim(t)
+	sim.SetFaults(ranchersim.Faults{Rate: 0.3, Seed: 4})
+	ref := rke2.ClusterRef{UUID: uuid, Name: "prod"}
+	var rc rke2.RancherCluster
+	var err error
+	for i := 0; i < 5; i++ {
+		if rc, err = c.EnsureCluster(ctx, ref, rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1"}); err == nil || !failure.IsTransient(err) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if err := c.BindGroup(ctx, rc, "keycloakoidc_group://g", "cluster-member"); err != nil && !failure.IsTransient(err) {
+			t.Fatal(err)
+		}
+	}
+	sim.SetFaults(ranchersim.Faults{})
+	if got := sim.ProvisionedClusters(); len(got) != 1 {
+		t.Fatalf("clusters %v, want one", got)
+	}
+	if got := sim.ClusterRoleBindings(); len(got) != 1 {
+		t.Fatalf("bindings %v, want one", got)
+	}
+	if got := strings.Join(sim.FaultLog(), ","); got == "" {
+		t.Fatal("no fault was injected")
+	}
+}
