@@ -18,7 +18,9 @@ type Boot struct {
 	Role      string // server or agent
 	Mode      string // rancher or rke2
 	ServerURL string // rke2: https://<server>:9345 for joining nodes, "" for the initial server
-	Labels    map[string]string
+	// RancherURL is the system-agent's --server (bootstrap rancher).
+	RancherURL string
+	Labels     map[string]string
 
 	roleID, secretID     string
 	loginPath, tokenPath string // /v1/… paths on Vault
@@ -33,6 +35,7 @@ var (
 	serverRe   = regexp.MustCompile(`printf 'server: %s\\n' '([^']+)'`)
 	labelRe    = regexp.MustCompile(`(?:--label|printf '  - "%s"\\n') '([^'=]+)=([^']*)'`)
 	rke2TypeRe = regexp.MustCompile(`INSTALL_RKE2_TYPE=(server|agent)`)
+	rancherRe  = regexp.MustCompile(`--server '([^']+)'`)
 )
 
 // Parse reads the built-in template's user data.
@@ -65,6 +68,9 @@ func Parse(userData []byte) (Boot, error) {
 		}
 	case strings.Contains(script, "system-agent-install.sh"):
 		b.Mode, b.Role = "rancher", "agent"
+		if m := rancherRe.FindStringSubmatch(script); m != nil {
+			b.RancherURL = m[1]
+		}
 		if strings.Contains(script, "--etcd --controlplane") {
 			b.Role = "server"
 		}

@@ -5,7 +5,7 @@
 // `server:` does not point at a live server of the cluster, a node with the wrong token, and a
 // second initial server.
 //
-// Registration with the Rancher simulator (bootstrap: rancher) and reading user data from Nova
-// come with the backend's infrastructure code. It is test support: product code must not
+// A rancher-bootstrapped node registers with the Rancher simulator (RegisterWithRancher) as the
+// system-agent install would. It is test support: product code must not
 // import it.
 package nodeemu
