@@ -67,7 +67,7 @@ const (
 func newMemWorld(t *testing.T, seed uint64) *memWorld {
 	return &memWorld{t: t, rng: rand.New(rand.NewPCG(seed, 99)), now: time.Unix(1_800_000_000, 0),
 		servers: map[string]*memVM{}, networks: map[string]bool{}, clusters: map[string]*memCluster{},
-		vault: map[string]secret.Secret{}, sids: map[string]bool{}, calls: map[string]int{}, terminating: map[string]bool{}}
+		vault: map[string]secret.Secret{}, sids: map[string]bool{}, calls: map[string]int{}, bindings: map[string]bool{}, terminating: map[string]bool{}}
 }
 
 // call counts a call and fails it transiently at the fault rate.
@@ -457,8 +457,25 @@ func (m memRancher) Capacity(_ context.Context, rc RancherCluster) (Capacity, er
 	return c, nil
 }
 
-func (m memRancher) BindGroup(context.Context, RancherCluster, string, string) error { return nil }
-func (m memRancher) UnbindGroups(context.Context, RancherCluster, []string) error    { return nil }
+func (m memRancher) BindGroup(_ context.Context, rc RancherCluster, principal, role string) error {
+	m.w.mu.Lock()
+	defer m.w.mu.Unlock()
+	m.w.bindings[rc.ManagementID+" "+role+" "+principal] = true
+	return nil
+}
+
+func (m memRancher) UnbindGroups(_ context.Context, rc RancherCluster, principals []string) error {
+	m.w.mu.Lock()
+	defer m.w.mu.Unlock()
+	for k := range m.w.bindings {
+		for _, p := range principals {
+			if strings.HasPrefix(k, rc.ManagementID+" ") && strings.HasSuffix(k, " "+p) {
+				delete(m.w.bindings, k)
+			}
+		}
+	}
+	return nil
+}
 func (m memRancher) Diagnose(context.Context) []backends.Check {
 	return []backends.Check{{Name: "rancher", OK: true, Detail: "in memory"}}
 }
