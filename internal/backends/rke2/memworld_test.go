@@ -33,6 +33,7 @@ type memWorld struct {
 	vault         map[string]secret.Secret // cluster UUID → token; absent = no Vault objects
 	sids          map[string]bool          // issued, unused secret ids
 	calls         map[string]int
+	bindings      map[string]bool // "<management id> <role> <principal>"
 	neverDrain    string          // a node that never drains
 	terminating   map[string]bool // clusters being deleted as a whole (no drains then)
 	dupCreate     int             // the next n CreateServer calls make two VMs (a retried create)
