@@ -1,0 +1,129 @@
+package vaulttest
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/hashicorp/vault/api"
+	"gopkg.in/yaml.v3"
+
+	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/backends/rke2"
+	"github.com/waldur/site-agent/internal/secret"
+)
+
+// rke2Settings are the example offering's settings (configs/rke2.yaml) pointed at c.
+func rke2Settings(t *testing.T, c *cluster, token string) *rke2.Settings {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "configs", "rke2.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Offerings []struct {
+			BackendSettings map[string]any `yaml:"backend_settings"`
+		} `yaml:"offerings"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil || len(doc.Offerings) == 0 {
+		t.Fatalf("configs/rke2.yaml: %v", err)
+	}
+	u, err := url.Parse(c.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(u.Host)
+	p, _ := strconv.Atoi(port)
+	bs := doc.Offerings[0].BackendSettings
+	bs["vault_host"], bs["vault_port"], bs["vault_token"], bs["vault_tls_verify"] = host, p, token, false
+	s, _, err := rke2.DecodeSettings(backends.Settings(bs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+// TestClusterVaultSingleUseSecretIDs runs the rke2 backend's node bootstrap against a real
+// Vault core: the cluster's policy, AppRole and token secret are written; a node's secret id
+// logs in once and its token reads the cluster token; the same secret id is refused the second
+// time, and the login token cannot be used twice; Remove deletes all three, twice over.
+func TestClusterVaultSingleUseSecretIDs(t *testing.T) {
+	ctx := context.Background()
+	c := startCluster(t)
+	if err := c.root.Sys().EnableAuthWithOptions("approle", &api.EnableAuthOptions{Type: "approle"}); err != nil {
+		t.Fatal(err)
+	}
+	s := rke2Settings(t, c, c.root.Token())
+	v, err := rke2.NewClusterVault(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cluster = "0123456789abcdef0123456789abcdef"
+	if check := v.Check(ctx); !check.OK {
+		t.Fatalf("diagnostics: %+v", check)
+	}
+	if err := v.Ensure(ctx, cluster, secret.New("registration-token-x")); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := v.NodeCredentials(ctx, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := nodeClient(t, c)
+	login := func() (*api.Secret, error) {
+		return node.Logical().Write("auth/approle/login", map[string]any{"role_id": creds.RoleID, "secret_id": creds.SecretID.Reveal()})
+	}
+	sec, err := login()
+	if err != nil || sec.Auth == nil {
+		t.Fatalf("first login: %v", err)
+	}
+	node.SetToken(sec.Auth.ClientToken)
+	kv, err := node.Logical().Read("secret/data/" + rke2.VaultSecretPath(cluster))
+	if err != nil || kv == nil {
+		t.Fatalf("reading the token with the login token: %v", err)
+	}
+	if got := kv.Data["data"].(map[string]any)["token"]; got != "registration-token-x" {
+		t.Fatalf("token %v", got)
+	}
+	if _, err := node.Logical().Read("secret/data/" + rke2.VaultSecretPath(cluster)); err == nil {
+		t.Fatal("the single-use login token read the secret twice")
+	}
+	node.ClearToken()
+	if _, err := login(); err == nil {
+		t.Fatal("a used secret id logged in again")
+	}
+	for range 2 {
+		if err := v.Remove(ctx, cluster); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, _ := c.root.Sys().GetPolicy(rke2.VaultPolicyName(cluster)); p != "" {
+		t.Fatalf("policy left: %q", p)
+	}
+	if r, _ := c.root.Logical().Read("auth/approle/role/" + rke2.VaultRoleName(cluster)); r != nil {
+		t.Fatal("approle left")
+	}
+	if m, _ := c.root.Logical().Read("secret/metadata/" + rke2.VaultSecretPath(cluster)); m != nil {
+		t.Fatal("token secret left")
+	}
+}
+
+// nodeClient is a Vault client with no token that trusts c's CA, as a VM with its CA would.
+func nodeClient(t *testing.T, c *cluster) *api.Client {
+	t.Helper()
+	cfg := api.DefaultConfig()
+	cfg.Address = c.addr
+	if err := cfg.ConfigureTLS(&api.TLSConfig{CACert: c.caFile}); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := api.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.ClearToken()
+	return cl
+}
