@@ -81,8 +81,8 @@ type Settings struct {
 	ArgoCDKubeconfig       secret.Secret          `mapstructure:"argocd_k8s_kubeconfig"`
 	// OpenStack is the cloud the VMs live in (settings_openstack.go).
 	OpenStack OpenStackSettings `mapstructure:"openstack"`
-	cloudInit              *CloudInit             // parsed template (default or the file's)
-	flavorsRe              *regexp.Regexp
+	cloudInit *CloudInit        // parsed template (default or the file's)
+	flavorsRe *regexp.Regexp
 }
 
 // Requirement is the least a node of one role needs (seed 000 ROLE_REQUIREMENT).
