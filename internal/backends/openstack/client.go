@@ -3,13 +3,10 @@ package openstack
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/domains"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/external"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
 	"github.com/waldur/site-agent/internal/failure"
 )
@@ -104,41 +101,7 @@ func findRole(ctx context.Context, id *gophercloud.ServiceClient, name string) (
 	return all[0].ID, nil
 }
 
-type extNetwork struct {
-	networks.Network
-	external.NetworkExternalExt
-}
-
-// findExternalNetwork resolves external_network by name, then by id, and checks it is external.
-func findExternalNetwork(ctx context.Context, nc *gophercloud.ServiceClient, nameOrID string) (string, error) {
-	var found []extNetwork
-	page, err := networks.List(nc, networks.ListOpts{Name: nameOrID}).AllPages(ctx)
-	if err == nil {
-		err = networks.ExtractNetworksInto(page, &found)
-	}
-	if err != nil {
-		return "", classify("neutron", fmt.Errorf("find external network %q: %w", nameOrID, err))
-	}
-	if len(found) == 0 {
-		var one extNetwork
-		err := networks.Get(ctx, nc, nameOrID).ExtractInto(&one)
-		if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
-			return "", classify("neutron", fmt.Errorf("find external network %q: %w", nameOrID, err))
-		}
-		if err == nil {
-			found = append(found, one)
-		}
-	}
-	switch {
-	case len(found) == 0:
-		return "", failure.Errorf("openstack: external network %q not found", nameOrID)
-	case len(found) > 1:
-		return "", failure.Errorf("openstack: %d networks are named %q; set external_network to the id", len(found), nameOrID)
-	case !found[0].External:
-		return "", failure.Errorf("openstack: network %q is not external (router:external is false)", nameOrID)
-	}
-	return found[0].ID, nil
-}
+var findExternalNetwork = osc.FindExternalNetwork
 
 // dropConn forgets the connection so the next call re-authenticates (after auth errors).
 func (b *Backend) dropConn() {
