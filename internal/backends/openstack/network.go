@@ -36,7 +36,6 @@ func (b *Backend) ensureNetworking(ctx context.Context, c *clients, projectID st
 	return ids, b.ensureInterface(ctx, c, ids.router, ids.subnet)
 }
 
-
 // ensureSecurityGroups creates the configured groups and their missing rules. Two list calls
 // cover every group and rule of the project.
 func (b *Backend) ensureSecurityGroups(ctx context.Context, c *clients, projectID string) error {
@@ -117,7 +116,6 @@ func samePrefix(a, b string) bool {
 	return norm(a) == norm(b)
 }
 
-
 func (b *Backend) ensureSubnet(ctx context.Context, c *clients, projectID, networkID, name string) (string, error) {
 	page, err := subnets.List(c.network, subnets.ListOpts{Name: name, NetworkID: networkID}).AllPages(ctx)
 	if err != nil {
@@ -142,7 +140,6 @@ func (b *Backend) ensureSubnet(ctx context.Context, c *clients, projectID, netwo
 	}
 	return sn.ID, nil
 }
-
 
 // ensureInterface connects the subnet to the router unless one of the router's ports is
 // already on it.

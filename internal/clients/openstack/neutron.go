@@ -144,4 +144,3 @@ func FindExternalNetwork(ctx context.Context, nc *gophercloud.ServiceClient, nam
 	}
 	return found[0].ID, nil
 }
-
