@@ -4,12 +4,11 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/netip"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
+	osc "github.com/waldur/site-agent/internal/clients/openstack"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -157,22 +156,12 @@ func (s *Settings) applyDefaults() {
 
 // validate checks the settings after defaults; errors name the key.
 func (s *Settings) validate() error {
-	required := []struct{ key, value string }{
-		{"auth_url", s.AuthURL}, {"username", s.Username}, {"password", s.Password.Reveal()},
-		{"project_name", s.ProjectName}, {"external_network", s.ExternalNetwork},
+	c := s.connection()
+	if err := c.Validate("backend_settings."); err != nil {
+		return err
 	}
-	for _, r := range required {
-		if strings.TrimSpace(r.value) == "" {
-			return fmt.Errorf("backend_settings.%s: is required", r.key)
-		}
-	}
-	if u, err := url.Parse(s.AuthURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("backend_settings.auth_url: want an http(s) URL such as https://keystone.example.com:5000/v3, got %q", s.AuthURL)
-	}
-	switch s.Interface {
-	case "public", "internal", "admin":
-	default:
-		return fmt.Errorf("backend_settings.interface: must be public, internal or admin, got %q", s.Interface)
+	if strings.TrimSpace(s.ExternalNetwork) == "" {
+		return fmt.Errorf("backend_settings.external_network: is required")
 	}
 	if *s.DownscaleFactor < 0 || *s.DownscaleFactor > 1 {
 		return fmt.Errorf("backend_settings.downscale_factor: must be between 0 and 1, got %v", *s.DownscaleFactor)
@@ -266,23 +255,17 @@ func (r Rule) validate() error {
 	return nil
 }
 
+// connection is the Keystone connection part of the settings.
+func (s *Settings) connection() osc.Connection {
+	return osc.Connection{AuthURL: s.AuthURL, Username: s.Username, Password: s.Password, UserDomainName: s.UserDomainName,
+		ProjectName: s.ProjectName, ProjectDomainName: s.ProjectDomainName, RegionName: s.RegionName, Interface: s.Interface,
+		VerifySSL: s.VerifySSL, CACert: s.CACert}
+}
+
 // certPool loads ca_cert (nil when not configured).
 func (s *Settings) certPool() (*x509.CertPool, error) {
-	if s.CACert == "" {
-		return nil, nil
-	}
-	pem, err := os.ReadFile(s.CACert)
-	if err != nil {
-		return nil, fmt.Errorf("backend_settings.ca_cert: %w", err)
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("backend_settings.ca_cert: %s holds no PEM certificate", s.CACert)
-	}
-	return pool, nil
+	c := s.connection()
+	return c.CertPool("backend_settings.")
 }
 
 // decodeSettings decodes, defaults and validates backend_settings.

@@ -7,13 +7,11 @@ import (
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
-	"github.com/waldur/site-agent/internal/failure"
+	osc "github.com/waldur/site-agent/internal/clients/openstack"
 )
 
 // networkIDs are the tenant's internal network objects.
@@ -36,15 +34,6 @@ func (b *Backend) ensureNetworking(ctx context.Context, c *clients, projectID st
 		return ids, err
 	}
 	return ids, b.ensureInterface(ctx, c, ids.router, ids.subnet)
-}
-
-func neutronErr(what string, err error) error {
-	err = classify("neutron", fmt.Errorf("%s: %w", what, err))
-	if failure.HasStatus(err, 409) && strings.Contains(err.Error(), "Quota exceeded") {
-		return failure.Wrap(err, "the tenant's limits leave no room for its own network objects ("+what+
-			"); allow at least 1 network, subnet, router and port, and the configured security groups and rules")
-	}
-	return err
 }
 
 // ensureSecurityGroups creates the configured groups and their missing rules. Two list calls
@@ -127,25 +116,6 @@ func samePrefix(a, b string) bool {
 	return norm(a) == norm(b)
 }
 
-func (b *Backend) ensureNetwork(ctx context.Context, c *clients, projectID, name string) (string, error) {
-	page, err := networks.List(c.network, networks.ListOpts{Name: name, ProjectID: projectID}).AllPages(ctx)
-	if err != nil {
-		return "", neutronErr("find network "+name, err)
-	}
-	found, err := networks.ExtractNetworks(page)
-	if err != nil {
-		return "", err
-	}
-	if len(found) > 0 {
-		return found[0].ID, nil
-	}
-	net, err := networks.Create(ctx, c.network, networks.CreateOpts{Name: name, ProjectID: projectID}).Extract()
-	if err != nil {
-		return "", neutronErr("create network "+name, err)
-	}
-	return net.ID, nil
-}
-
 func (b *Backend) ensureSubnet(ctx context.Context, c *clients, projectID, networkID, name string) (string, error) {
 	page, err := subnets.List(c.network, subnets.ListOpts{Name: name, NetworkID: networkID}).AllPages(ctx)
 	if err != nil {
@@ -171,67 +141,31 @@ func (b *Backend) ensureSubnet(ctx context.Context, c *clients, projectID, netwo
 	return sn.ID, nil
 }
 
-func (b *Backend) ensureRouter(ctx context.Context, c *clients, projectID, name string) (string, error) {
-	page, err := routers.List(c.network, routers.ListOpts{Name: name, ProjectID: projectID}).AllPages(ctx)
-	if err != nil {
-		return "", neutronErr("find router "+name, err)
-	}
-	found, err := routers.ExtractRouters(page)
-	if err != nil {
-		return "", err
-	}
-	gw := &routers.GatewayInfo{NetworkID: c.extNetID}
-	if len(found) == 0 {
-		r, err := routers.Create(ctx, c.network, routers.CreateOpts{Name: name, ProjectID: projectID, GatewayInfo: gw}).Extract()
-		if err != nil {
-			return "", neutronErr("create router "+name, err)
-		}
-		return r.ID, nil
-	}
-	r := found[0]
-	if r.GatewayInfo.NetworkID != c.extNetID {
-		if _, err := routers.Update(ctx, c.network, r.ID, routers.UpdateOpts{GatewayInfo: gw}).Extract(); err != nil {
-			return "", neutronErr("set gateway of router "+name, err)
-		}
-	}
-	return r.ID, nil
-}
-
 // ensureInterface connects the subnet to the router unless one of the router's ports is
 // already on it.
-func (b *Backend) ensureInterface(ctx context.Context, c *clients, routerID, subnetID string) error {
-	attached, err := routerPorts(ctx, c, routerID)
-	if err != nil {
-		return err
-	}
-	for _, p := range attached {
-		for _, ip := range p.FixedIPs {
-			if ip.SubnetID == subnetID {
-				return nil
-			}
-		}
-	}
-	_, err = routers.AddInterface(ctx, c.network, routerID, routers.AddInterfaceOpts{SubnetID: subnetID}).Extract()
-	if gophercloud.ResponseCodeIs(err, 400) && strings.Contains(err.Error(), "already has a port") {
-		return nil
-	}
-	if err != nil {
-		return neutronErr("connect subnet "+subnetID+" to router "+routerID, err)
-	}
-	return nil
-}
 
 // routerPorts lists the ports of a router (interfaces and gateway).
-func routerPorts(ctx context.Context, c *clients, routerID string) ([]ports.Port, error) {
-	page, err := ports.List(c.network, ports.ListOpts{DeviceID: routerID}).AllPages(ctx)
-	if err != nil {
-		return nil, neutronErr("list ports of router "+routerID, err)
-	}
-	return ports.ExtractPorts(page)
-}
 
 // isInterface reports whether a router port is an interface (not the gateway).
 func isInterface(p ports.Port) bool {
 	return strings.HasPrefix(p.DeviceOwner, "network:router_interface") ||
 		p.DeviceOwner == "network:ha_router_replicated_interface"
+}
+
+var neutronErr = osc.NeutronErr
+
+func (b *Backend) ensureNetwork(ctx context.Context, c *clients, projectID, name string) (string, error) {
+	return osc.EnsureNetwork(ctx, c.network, projectID, name)
+}
+
+func (b *Backend) ensureRouter(ctx context.Context, c *clients, projectID, name string) (string, error) {
+	return osc.EnsureRouter(ctx, c.network, projectID, name, c.extNetID)
+}
+
+func (b *Backend) ensureInterface(ctx context.Context, c *clients, routerID, subnetID string) error {
+	return osc.EnsureInterface(ctx, c.network, routerID, subnetID)
+}
+
+func routerPorts(ctx context.Context, c *clients, routerID string) ([]ports.Port, error) {
+	return osc.RouterPorts(ctx, c.network, routerID)
 }

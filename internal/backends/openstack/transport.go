@@ -1,71 +1,16 @@
 package openstack
 
 import (
-	"crypto/x509"
-	"net/http"
-	"strings"
-	"time"
-
-	"go.uber.org/zap"
-
-	"github.com/waldur/site-agent/internal/backends"
-	"github.com/waldur/site-agent/internal/upstream"
+	osc "github.com/waldur/site-agent/internal/clients/openstack"
 )
 
-// httpOptions configure newHTTPClient.
-type httpOptions struct {
-	Base      http.RoundTripper // innermost transport (tests inject faults here); nil = pooled default
-	VerifyTLS bool
-	RootCAs   *x509.CertPool
-	Retries   int
-	Timeout   time.Duration // per attempt
-	WaitMin   time.Duration // default 250ms
-	WaitMax   time.Duration // default 5s
-	Logger    *zap.Logger
-}
+// The HTTP client, its retry rules and the upstream defaults are shared with the rke2
+// backend (internal/clients/openstack); these names keep this package's code short.
+type httpOptions = osc.HTTPOptions
 
-// withUpstream applies the configuration's upstreams.openstack section where the offering's
-// backend_settings (request_timeout, retries) and the options (backoff) leave a value unset.
-func withUpstream(o httpOptions, p backends.Params) httpOptions {
-	up := p.Upstreams.Get(upstream.OpenStack)
-	if _, set := p.Settings["request_timeout"]; !set {
-		o.Timeout = up.TimeoutOr(o.Timeout)
-	}
-	if _, set := p.Settings["retries"]; !set {
-		o.Retries = up.RetriesOr(o.Retries)
-	}
-	if o.WaitMin == 0 {
-		o.WaitMin = up.BackoffMin
-	}
-	if o.WaitMax == 0 {
-		o.WaitMax = up.BackoffMax
-	}
-	return o
-}
-
-// createStatuses are the answers after which a create is repeated at once: 429 and 503 say
-// the request was not processed. A 502 from the gateway in front of a service may come after
-// the service made the object (Neutron allows duplicate names), so a create answered 502 is
-// left to the next pass, which finds the object by name before creating it.
-var createStatuses = []int{http.StatusTooManyRequests, http.StatusServiceUnavailable}
-
-// newHTTPClient is the client gophercloud uses: idempotent requests (GET, HEAD, PUT, PATCH,
-// DELETE, and token requests) are retried on network errors, 5xx (but 501) and 429. Other
-// POSTs create objects: they are retried only when the request cannot have been processed, so
-// a lost response never creates an object twice; the next pass finds it by name instead.
-func newHTTPClient(o httpOptions) *http.Client {
-	pol := upstream.RetryPolicy{WaitMin: o.WaitMin, WaitMax: o.WaitMax}.Or(
-		upstream.RetryPolicy{Max: o.Retries, WaitMin: 250 * time.Millisecond, WaitMax: 5 * time.Second})
-	return upstream.NewClient(upstream.ClientOptions{
-		Transport: upstream.TransportOptions{VerifyTLS: o.VerifyTLS, RootCAs: o.RootCAs},
-		Base:      o.Base,
-		Timeout:   o.Timeout,
-		Retry: upstream.RetryOptions{Policy: pol, Unsafe: isCreate, UnsafeStatuses: createStatuses,
-			Name: "openstack", Logger: o.Logger},
-	})
-}
-
-// isCreate reports POSTs that create objects (all but token requests).
-func isCreate(req *http.Request) bool {
-	return req.Method == http.MethodPost && !strings.HasSuffix(req.URL.Path, "/auth/tokens")
-}
+var (
+	withUpstream  = osc.WithUpstream
+	newHTTPClient = osc.NewHTTPClient
+	classify      = osc.Classify
+	isNotFound    = osc.IsNotFound
+)

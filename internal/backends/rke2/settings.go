@@ -79,8 +79,10 @@ type Settings struct {
 	KeycloakSyncFrequency  int                    `mapstructure:"keycloak_sync_frequency"`
 	ArgoCDNamespace        string                 `mapstructure:"argocd_k8s_namespace"`
 	ArgoCDKubeconfig       secret.Secret          `mapstructure:"argocd_k8s_kubeconfig"`
-	cloudInit              *CloudInit             // parsed template (default or the file's)
-	flavorsRe              *regexp.Regexp
+	// OpenStack is the cloud the VMs live in (settings_openstack.go).
+	OpenStack OpenStackSettings `mapstructure:"openstack"`
+	cloudInit *CloudInit        // parsed template (default or the file's)
+	flavorsRe *regexp.Regexp
 }
 
 // Requirement is the least a node of one role needs (seed 000 ROLE_REQUIREMENT).
@@ -178,6 +180,7 @@ func (s *Settings) applyDefaults() {
 		req[k] = d
 	}
 	s.RoleRequirements = req
+	s.OpenStack.applyDefaults()
 }
 
 func (s *Settings) validate() error {
@@ -185,6 +188,9 @@ func (s *Settings) validate() error {
 		return err
 	}
 	if err := s.validateVolumes(); err != nil {
+		return err
+	}
+	if err := s.OpenStack.validate(); err != nil {
 		return err
 	}
 	return s.validateIntegrations()

@@ -19,7 +19,27 @@ func baseSettings() backends.Settings {
 		"managed_rancher_worker_system_volume_size_gb": 64,
 		"managed_rancher_tenant_max_cpu":               64, "managed_rancher_tenant_max_ram": 256, "managed_rancher_tenant_max_disk": 4000,
 		"vault_host": "vault.example.com", "vault_token": "hvs.vault-root-token",
+		"openstack": map[string]any{"auth_url": "https://keystone.example.com:5000/v3", "username": "admin",
+			"password": "os-admin-password", "project_name": "k8s-clusters", "external_network_name": "public"},
 	}
+}
+
+// withOS is baseSettings with keys of the openstack block changed (nil deletes).
+func withOS(kv ...any) backends.Settings {
+	s := baseSettings()
+	o := map[string]any{}
+	for k, v := range s["openstack"].(map[string]any) {
+		o[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(o, kv[i].(string))
+		} else {
+			o[kv[i].(string)] = kv[i+1]
+		}
+	}
+	s["openstack"] = o
+	return s
 }
 
 func with(s backends.Settings, kv ...any) backends.Settings {
@@ -58,7 +78,12 @@ func TestDecodeSettingsDefaults(t *testing.T) {
 	if s.CloudInit() == nil {
 		t.Error("no cloud-init template")
 	}
-	if strings.Contains(fmt.Sprintf("%+v %#v", s, s), "rancher-secret-key") || strings.Contains(fmt.Sprintf("%v", s), "hvs.vault-root-token") {
+	if o := s.OpenStack; o.SubnetCIDR != "10.42.0.0/22" || o.Interface != "public" || o.UserDomainName != "Default" ||
+		*o.Retries != 4 || !*o.VerifySSL || o.ProjectName != "k8s-clusters" {
+		t.Errorf("openstack defaults not applied: %+v", o)
+	}
+	if strings.Contains(fmt.Sprintf("%+v %#v", s, s), "rancher-secret-key") || strings.Contains(fmt.Sprintf("%v", s), "hvs.vault-root-token") ||
+		strings.Contains(fmt.Sprintf("%+v", s), "os-admin-password") {
 		t.Error("settings print a secret")
 	}
 }
@@ -99,6 +124,16 @@ func TestDecodeSettingsErrorsNameTheKey(t *testing.T) {
 		{"components", with(baseSettings(), "worker_nodes_component", "server_nodes"), "worker_nodes_component"},
 		{"template missing", with(baseSettings(), "cloud_init_template_file", filepath.Join(dir, "none")), "cloud_init_template_file"},
 		{"template broken", with(baseSettings(), "cloud_init_template_file", bad), "cloud_init_template_file"},
+		{"openstack missing", with(baseSettings(), "openstack", nil), "backend_settings.openstack.auth_url"},
+		{"openstack auth_url", withOS("auth_url", "keystone:5000"), "backend_settings.openstack.auth_url"},
+		{"openstack password", withOS("password", nil), "backend_settings.openstack.password"},
+		{"openstack project", withOS("project_name", nil), "backend_settings.openstack.project_name"},
+		{"openstack interface", withOS("interface", "private"), "backend_settings.openstack.interface"},
+		{"openstack external", withOS("external_network_name", nil), "backend_settings.openstack.external_network_name"},
+		{"openstack cidr", withOS("subnet_cidr", "10.0.0.0/30"), "backend_settings.openstack.subnet_cidr"},
+		{"openstack dns", withOS("dns_nameservers", []any{"one"}), "backend_settings.openstack.dns_nameservers[0]"},
+		{"openstack retries", withOS("retries", 99), "backend_settings.openstack.retries"},
+		{"openstack unknown type", withOS("verify_ssl", "maybe"), "openstack.verify_ssl"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +141,8 @@ func TestDecodeSettingsErrorsNameTheKey(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.key) {
 				t.Fatalf("err = %v, want one naming %s", err, tc.key)
 			}
-			if strings.Contains(err.Error(), "rancher-secret-key") || strings.Contains(err.Error(), "hvs.vault-root-token") {
+			if strings.Contains(err.Error(), "rancher-secret-key") || strings.Contains(err.Error(), "hvs.vault-root-token") ||
+				strings.Contains(err.Error(), "os-admin-password") {
 				t.Fatalf("error leaks a secret: %v", err)
 			}
 		})

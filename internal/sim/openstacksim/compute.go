@@ -53,28 +53,6 @@ func allTenants(c *call) bool {
 	return v == "true" || v == "1" || v == "True"
 }
 
-func (c *call) listServers() {
-	project := c.query("tenant_id")
-	if !allTenants(c) || project == "" {
-		c.fail(http.StatusBadRequest, "the simulator lists servers with all_tenants and tenant_id only")
-		return
-	}
-	out := []map[string]any{}
-	for _, v := range c.s.st.servers {
-		if v.ProjectID == project {
-			var task any
-			if v.deleting {
-				task = "deleting"
-			}
-			out = append(out, map[string]any{"id": v.ID, "name": v.Name, "tenant_id": v.ProjectID, "user_id": "",
-				"status": "ACTIVE", "OS-EXT-STS:task_state": task, "metadata": map[string]string{}, "addresses": map[string]any{},
-				"flavor": map[string]any{"vcpus": v.VCPUs, "ram": v.RAM}, "image": ""})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i]["id"].(string) < out[j]["id"].(string) })
-	c.reply(http.StatusOK, map[string]any{"servers": out})
-}
-
 func (c *call) deleteServer() {
 	v := c.s.st.servers[c.param(0)]
 	if v == nil {
@@ -87,16 +65,6 @@ func (c *call) deleteServer() {
 		c.s.st.removeServer(v.ID)
 	}
 	c.noContent(http.StatusNoContent)
-}
-
-// removeServer deletes a server and detaches its volumes (as Nova does).
-func (st *state) removeServer(id string) {
-	delete(st.servers, id)
-	for _, v := range st.volumes {
-		if v.AttachedTo == id {
-			v.AttachedTo = ""
-		}
-	}
 }
 
 // novaMicroversion is the compute microversion a request asks for (2.1 when none).
@@ -162,21 +130,50 @@ func (c *call) listVolumes() {
 	out := []map[string]any{}
 	for _, v := range c.s.st.volumes {
 		if v.ProjectID == project {
-			status, attachments := "available", []any{}
-			if v.AttachedTo != "" {
-				status = "in-use"
-				attachments = append(attachments, map[string]any{"server_id": v.AttachedTo, "volume_id": v.ID, "device": "/dev/vdb"})
-			}
-			if v.deleting {
-				status = "deleting"
-			}
-			out = append(out, map[string]any{"id": v.ID, "name": v.Name, "size": v.Size, "status": status,
-				"os-vol-tenant-attr:tenant_id": v.ProjectID, "attachments": attachments, "metadata": map[string]string{},
-				"volume_type": "__DEFAULT__", "bootable": "false", "multiattach": false})
+			status, attachments := v.state()
+			out = append(out, v.render(status, attachments))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i]["id"].(string) < out[j]["id"].(string) })
 	c.reply(http.StatusOK, map[string]any{"volumes": out})
+}
+
+func (v *volume) state() (string, []any) {
+	status, attachments := "available", []any{}
+	if v.AttachedTo != "" {
+		status = "in-use"
+		attachments = append(attachments, map[string]any{"server_id": v.AttachedTo, "volume_id": v.ID, "device": "/dev/vdb"})
+	}
+	if v.deleting {
+		status = "deleting"
+	}
+	return status, attachments
+}
+
+func (v *volume) render(status string, attachments []any) map[string]any {
+	typ, boot := v.Type, "false"
+	if typ == "" {
+		typ = "__DEFAULT__"
+	}
+	if v.Bootable {
+		boot = "true"
+	}
+	return map[string]any{"id": v.ID, "name": v.Name, "size": v.Size, "status": status,
+		"os-vol-tenant-attr:tenant_id": v.ProjectID, "attachments": attachments, "metadata": map[string]string{},
+		"volume_type": typ, "bootable": boot, "multiattach": false}
+}
+
+func (c *call) getVolume() {
+	if !c.cinderProjectOK() {
+		return
+	}
+	v := c.s.st.volumes[c.param(1)]
+	if v == nil {
+		c.fail(http.StatusNotFound, "Volume "+c.param(1)+" could not be found.")
+		return
+	}
+	status, attachments := v.state()
+	c.reply(http.StatusOK, map[string]any{"volume": v.render(status, attachments)})
 }
 
 // cinderProjectOK checks that the URL's project is the token's, as Cinder does.

@@ -6,6 +6,15 @@
 // floating IPs, Glance images and Octavia load balancers (either can be left out of the
 // catalog, as in clouds without them). It is an http.Handler for tests and benchmarks.
 //
+// For the rke2 backend it also boots Nova servers (boot.go, servers.go): flavors, key pairs,
+// POST /servers with block_device_mapping_v2 (image→volume and blank→volume, the volumes then
+// visible in Cinder and deleted with the server when delete_on_termination), networks by uuid
+// (a port is made) or by a port created beforehand, security groups, metadata, tags (from
+// microversion 2.52; the tags list filter from 2.26), base64 user data; BUILD turns ACTIVE after
+// Options.BuildDelay, FailServers sends a named server to ERROR. Floating IPs can be created on
+// a port when its subnet is routed to the external network. Servers, Volumes, FloatingIPs and
+// Keypairs show what tests need (user data decoded).
+//
 // Like the real services it requires a valid X-Auth-Token, rejects unknown paths, unknown
 // query filters and unknown body attributes with 400, counts usage from the objects it holds,
 // refuses objects over quota (409) and quota limits below usage where Nova (without force)

@@ -20,6 +20,15 @@ func (s *Server) AddImage(projectID, visibility string, protected bool) string {
 	return im.ID
 }
 
+// AddNamedImage puts a public image with a name (what servers boot from).
+func (s *Server) AddNamedImage(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	im := &image{ID: newID(true), Name: name, Owner: "", Visibility: "public"}
+	s.st.images[im.ID] = im
+	return im.ID
+}
+
 func (im *image) body() map[string]any {
 	now := time.Now().UTC().Format(time.RFC3339)
 	return map[string]any{"id": im.ID, "name": im.Name, "owner": im.Owner, "visibility": im.Visibility, "protected": im.Protected,
@@ -46,10 +55,10 @@ func (c *call) listImages() {
 		c.fail(http.StatusBadRequest, "Invalid visibility value: "+vis)
 		return
 	}
-	owner := c.query("owner")
+	owner, name := c.query("owner"), c.query("name")
 	out := []map[string]any{}
 	for _, im := range c.s.st.images {
-		if owner != "" && im.Owner != owner || vis == "" && im.Visibility == "community" || vis != "" && vis != "all" && im.Visibility != vis {
+		if owner != "" && im.Owner != owner || name != "" && im.Name != name || vis == "" && im.Visibility == "community" || vis != "" && vis != "all" && im.Visibility != vis {
 			continue
 		}
 		out = append(out, im.body())

@@ -38,13 +38,17 @@ func (p *port) render() map[string]any {
 	return map[string]any{"id": p.ID, "name": p.Name, "tenant_id": p.ProjectID, "project_id": p.ProjectID,
 		"network_id": p.NetworkID, "device_id": p.DeviceID, "device_owner": p.DeviceOwner, "fixed_ips": nonNil(p.FixedIPs),
 		"admin_state_up": true, "status": "ACTIVE", "mac_address": "fa:16:3e:" + p.ID[0:2] + ":" + p.ID[2:4] + ":" + p.ID[4:6],
-		"security_groups": []string{}, "description": ""}
+		"security_groups": nonNil(p.SecurityGroups), "description": p.Description}
 }
 
 func (f *floatingIP) render() map[string]any {
-	return map[string]any{"id": f.ID, "floating_ip_address": f.Address, "floating_network_id": f.NetworkID,
+	m := map[string]any{"id": f.ID, "floating_ip_address": f.Address, "floating_network_id": f.NetworkID,
 		"tenant_id": f.ProjectID, "project_id": f.ProjectID, "router_id": nil, "port_id": nil,
-		"fixed_ip_address": nil, "status": "DOWN", "description": ""}
+		"fixed_ip_address": nil, "status": "DOWN", "description": f.Description}
+	if f.PortID != "" {
+		m["port_id"], m["fixed_ip_address"], m["status"] = f.PortID, f.FixedIP, "ACTIVE"
+	}
+	return m
 }
 
 // list answers a Neutron collection GET, filtering on every query parameter by the rendered
@@ -312,13 +316,13 @@ func (c *call) deletePort() {
 }
 
 func (c *call) createFloatingIP() {
-	m, ok := c.object("floatingip", "floating_network_id", "project_id", "tenant_id", "description")
+	m, ok := c.object("floatingip", "floating_network_id", "project_id", "tenant_id", "description", "port_id")
 	if !ok {
 		return
 	}
-	var netID string
+	var netID, desc, portID string
 	project, ok := c.owner(m)
-	if !ok || !c.fields(m, map[string]any{"floating_network_id": &netID, "description": new(string)}) {
+	if !ok || !c.fields(m, map[string]any{"floating_network_id": &netID, "description": &desc, "port_id": &portID}) {
 		return
 	}
 	st := c.s.st
@@ -327,10 +331,19 @@ func (c *call) createFloatingIP() {
 		c.fail(http.StatusBadRequest, msg)
 		return
 	}
+	var fixed string
+	if portID != "" {
+		var code int
+		if fixed, code, msg = st.reachable(portID, netID); msg != "" {
+			c.fail(code, msg)
+			return
+		}
+	}
 	if c.overQuota("floatingip", project) {
 		return
 	}
-	f := &floatingIP{ID: newID(true), ProjectID: project, NetworkID: netID, Address: addr.String()}
+	f := &floatingIP{ID: newID(true), ProjectID: project, NetworkID: netID, Address: addr.String(), PortID: portID,
+		FixedIP: fixed, Description: desc}
 	st.floatingIP[f.ID] = f
 	c.reply(http.StatusCreated, map[string]any{"floatingip": f.render()})
 }

@@ -25,6 +25,11 @@ type Options struct {
 	ExtraDomains []string
 	// ExternalNetwork is the name of the router:external network (default public).
 	ExternalNetwork string
+	// Flavors replace the default flavors (m1.tiny … m1.xlarge, see DefaultFlavors).
+	Flavors []Flavor
+	// BuildDelay is how long a booted server stays in BUILD before it is ACTIVE (0: ACTIVE at
+	// the first read after the create).
+	BuildDelay time.Duration
 	// Without lists catalog service types left out of tokens, e.g. "image" or "load-balancer"
 	// (a cloud without Glance or Octavia).
 	Without []string
@@ -41,6 +46,7 @@ type Server struct {
 	down  map[string]bool // service → refuses connections
 	// asyncDeletes: deletions leave objects in their deleting state (SetAsyncDeletes).
 	asyncDeletes bool
+	errorNames   map[string]bool // servers booted with these names go to ERROR (FailServers)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -60,7 +66,7 @@ func New(o Options) *Server {
 	if o.TokenTTL == 0 {
 		o.TokenTTL = time.Hour
 	}
-	s := &Server{opts: o, st: newState(), calls: map[string]int{}, down: map[string]bool{},
+	s := &Server{opts: o, st: newState(), calls: map[string]int{}, down: map[string]bool{}, errorNames: map[string]bool{},
 		Injector: simfault.New(faultProfile)}
 	s.seed()
 	s.routes = s.table()

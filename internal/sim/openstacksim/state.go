@@ -60,6 +60,8 @@ type fixedIP struct {
 type port struct {
 	ID, Name, ProjectID, NetworkID, DeviceID, DeviceOwner string
 	FixedIPs                                              []fixedIP
+	SecurityGroups                                        []string
+	Description                                           string
 }
 
 type secGroup struct {
@@ -73,6 +75,7 @@ type secRule struct {
 
 type floatingIP struct {
 	ID, ProjectID, NetworkID, Address string
+	PortID, FixedIP, Description      string // PortID "" when not associated
 }
 
 // deleting marks an object whose deletion was accepted but has not finished (see
@@ -81,6 +84,12 @@ type server struct {
 	ID, Name, ProjectID string
 	VCPUs, RAM          int
 	deleting            bool
+	// Booted through the API (servers added with AddServer leave these empty and are ACTIVE).
+	Status, UserID, FlavorID, KeyName, UserData string
+	readyAt, Created                            time.Time
+	Metadata                                    map[string]string
+	Tags, SecurityGroups, Ports                 []string // Ports: port ids in network order
+	NovaPorts                                   []string // ports Nova made (deleted with the server)
 }
 
 type volume struct {
@@ -88,6 +97,9 @@ type volume struct {
 	Size                int
 	AttachedTo          string // server id, "" when available
 	deleting            bool
+	Type, ImageID       string
+	Bootable            bool
+	deleteOnTermination bool // block_device_mapping_v2 delete_on_termination
 }
 
 type snapshot struct {
@@ -139,6 +151,8 @@ type state struct {
 	images     map[string]*image
 	svGroups   map[string]*serverGroup
 	lbs        map[string]*loadBalancer
+	flavors    map[string]*Flavor
+	keypairs   map[string]*keypair // by user id + "/" + name
 
 	// quotas[service][project][key] overrides the service defaults.
 	quotas map[string]map[string]map[string]int
@@ -152,7 +166,7 @@ func newState() *state {
 		ports: map[string]*port{}, groups: map[string]*secGroup{}, rules: map[string]*secRule{},
 		floatingIP: map[string]*floatingIP{}, servers: map[string]*server{}, volumes: map[string]*volume{},
 		snapshots: map[string]*snapshot{}, backups: map[string]*backup{}, images: map[string]*image{},
-		svGroups: map[string]*serverGroup{}, lbs: map[string]*loadBalancer{},
+		svGroups: map[string]*serverGroup{}, lbs: map[string]*loadBalancer{}, flavors: map[string]*Flavor{}, keypairs: map[string]*keypair{},
 		quotas: map[string]map[string]map[string]int{"nova": {}, "cinder": {}, "neutron": {}},
 	}
 }
@@ -186,6 +200,7 @@ func (s *Server) seed() {
 		CIDR: cidr, Gateway: cidr.Addr().Next(),
 		Pools: [][2]netip.Addr{{netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("203.0.113.250")}}}
 	st.subnets[sn.ID] = sn
+	s.seedFlavors()
 }
 
 func (st *state) roleByName(name string) *role {

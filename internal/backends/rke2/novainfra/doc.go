@@ -1,0 +1,21 @@
+// Package novainfra implements rke2.Infra (and rke2.FlavorSource) on OpenStack with
+// gophercloud v2, on the connection, retrying HTTP client, error classification and Neutron
+// chain shared with the openstack backend (internal/clients/openstack).
+//
+// Every cluster lives in the tenant the connection is scoped to
+// (backend_settings.openstack.project_name); a tenant per cluster is not built yet. Its
+// objects are named after the cluster so that every step finds what an interrupted pass made
+// before making it again:
+//
+//	network   rke2-<name>-<uuid>            subnet  rke2-<name>-<uuid>
+//	router    rke2-<name>-<uuid>            group   rke2-<name>-<uuid> (Kubernetes ports)
+//	port      <node name>, description rke2-cluster=<uuid>
+//	key pair  rke2-<uuid>-<sha256(public key)[:8]>
+//	floating IP description rke2-cluster=<uuid> node=<node name>
+//
+// A node boots from a volume made from the image (boot index 0) with one blank volume per
+// data volume, all deleted with the server; on a port made beforehand in the cluster network
+// (carrying the cluster's and the order's security groups), with the inventory as metadata
+// and tags (compute microversion 2.52) and the cloud-init as user data. CreateServer adopts a
+// live server of the same name and tag instead of booting a second one.
+package novainfra

@@ -1,0 +1,241 @@
+package novainfra
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends/rke2"
+	osc "github.com/waldur/site-agent/internal/clients/openstack"
+	"github.com/waldur/site-agent/internal/failure"
+)
+
+// Servers lists the cluster's VMs by its tag.
+func (in *Infra) Servers(ctx context.Context, c rke2.ClusterRef) ([]rke2.ServerView, error) {
+	cl, err := in.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := cl.servers(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rke2.ServerView, 0, len(all))
+	for i := range all {
+		out = append(out, view(&all[i], chainName(c)))
+	}
+	return out, nil
+}
+
+func (cl *conn) servers(ctx context.Context, c rke2.ClusterRef) ([]servers.Server, error) {
+	page, err := servers.List(cl.compute, servers.ListOpts{Tags: rke2.ClusterTag(c.UUID)}).AllPages(ctx)
+	if err != nil {
+		return nil, osc.Classify("nova", fmt.Errorf("list servers of cluster %s: %w", c.Name, err))
+	}
+	return servers.ExtractServers(page)
+}
+
+// view is a Nova server as the planner sees it; Address is its fixed IP on network.
+func view(s *servers.Server, network string) rke2.ServerView {
+	v := rke2.ServerView{ID: s.ID, Name: s.Name, Status: s.Status, Created: s.Created, Metadata: s.Metadata}
+	if addrs, ok := s.Addresses[network].([]any); ok {
+		for _, a := range addrs {
+			m, _ := a.(map[string]any)
+			if m["OS-EXT-IPS:type"] == "fixed" {
+				v.Address, _ = m["addr"].(string)
+				break
+			}
+		}
+	}
+	return v
+}
+
+// CreateServer boots one node (see the package documentation). A live server of the same
+// name in the cluster is adopted: its floating IP is made if missing and it is returned.
+func (in *Infra) CreateServer(ctx context.Context, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest) (rke2.ServerView, error) {
+	cl, err := in.conn(ctx)
+	if err != nil {
+		return rke2.ServerView{}, err
+	}
+	existing, err := cl.servers(ctx, c)
+	if err != nil {
+		return rke2.ServerView{}, err
+	}
+	for i := range existing {
+		s := &existing[i]
+		if s.Name == req.Name && s.Status != "ERROR" && s.Status != "DELETED" && s.TaskState != "deleting" {
+			return in.finish(ctx, cl, c, req, s.ID)
+		}
+	}
+	id, err := in.boot(ctx, cl, c, ni, req)
+	if err != nil {
+		return rke2.ServerView{}, err
+	}
+	return in.finish(ctx, cl, c, req, id)
+}
+
+// finish makes the floating IP when asked and returns the server as it is now.
+func (in *Infra) finish(ctx context.Context, cl *conn, c rke2.ClusterRef, req rke2.ServerRequest, id string) (rke2.ServerView, error) {
+	if req.FloatingIP {
+		if err := in.ensureFloatingIP(ctx, cl, c, req.Name, id); err != nil {
+			return rke2.ServerView{}, err
+		}
+	}
+	s, err := servers.Get(ctx, cl.compute, id).Extract()
+	if err != nil {
+		return rke2.ServerView{}, osc.Classify("nova", fmt.Errorf("get server %s: %w", req.Name, err))
+	}
+	return view(s, chainName(c)), nil
+}
+
+func (in *Infra) boot(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest) (string, error) {
+	flavor, err := cl.flavor(ctx, req.Node.Flavor)
+	if err != nil {
+		return "", err
+	}
+	image, err := cl.image(ctx, req.Image)
+	if err != nil {
+		return "", err
+	}
+	sgs := append([]string{}, ni.SecurityGroups...)
+	for _, name := range req.SecurityGroups {
+		found, err := findGroups(ctx, cl, name)
+		if err != nil {
+			return "", err
+		}
+		if len(found) == 0 {
+			return "", failure.Errorf("openstack: security group %q (from the order) not found", name)
+		}
+		sgs = append(sgs, found[0].ID)
+	}
+	key, err := in.ensureKeypair(ctx, cl, c, req.SSHPublicKey)
+	if err != nil {
+		return "", err
+	}
+	port, err := in.ensurePort(ctx, cl, c, ni, req.Name, sgs)
+	if err != nil {
+		return "", err
+	}
+	opts := servers.CreateOpts{Name: req.Name, FlavorRef: flavor.ID, Networks: []servers.Network{{Port: port}},
+		Metadata: req.Inventory.Metadata(), Tags: req.Inventory.Tags(),
+		UserData:    []byte(base64.StdEncoding.EncodeToString(req.UserData.Bytes())),
+		BlockDevice: blockDevices(image, flavor.Disk, req.Node)}
+	var create servers.CreateOptsBuilder = opts
+	if key != "" {
+		create = keypairs.CreateOptsExt{CreateOptsBuilder: opts, KeyName: key}
+	}
+	s, err := servers.Create(ctx, cl.compute, create, nil).Extract()
+	if err != nil {
+		return "", osc.Classify("nova", fmt.Errorf("create server %s: %w", req.Name, err))
+	}
+	in.log.Info("server created", zap.String("cluster", c.Name), zap.String("server", req.Name), zap.String("id", s.ID))
+	return s.ID, nil
+}
+
+// blockDevices: the system volume from the image (boot index 0; its size defaults to the
+// flavor's disk) and one blank volume per data volume, all deleted with the server.
+func blockDevices(image string, flavorDisk int, n rke2.NodeSpec) []servers.BlockDevice {
+	size := n.SystemVolume.SizeGB
+	if size == 0 {
+		size = max(flavorDisk, 1)
+	}
+	out := []servers.BlockDevice{{SourceType: servers.SourceImage, UUID: image, BootIndex: 0, DestinationType: servers.DestinationVolume,
+		VolumeSize: size, VolumeType: n.SystemVolume.Type, DeleteOnTermination: true}}
+	for _, d := range n.DataVolumes {
+		out = append(out, servers.BlockDevice{SourceType: servers.SourceBlank, BootIndex: -1, DestinationType: servers.DestinationVolume,
+			VolumeSize: d.SizeGB, VolumeType: d.Type, DeleteOnTermination: true})
+	}
+	return out
+}
+
+// ensureKeypair imports the public key as rke2-<uuid>-<digest> ("" without a key).
+func (in *Infra) ensureKeypair(ctx context.Context, cl *conn, c rke2.ClusterRef, public string) (string, error) {
+	if public == "" {
+		return "", nil
+	}
+	sum := sha256.Sum256([]byte(public))
+	name := "rke2-" + c.UUID + "-" + hex.EncodeToString(sum[:4])
+	_, err := keypairs.Get(ctx, cl.compute, name, nil).Extract()
+	if err == nil {
+		return name, nil
+	}
+	if !osc.IsNotFound(err) {
+		return "", osc.Classify("nova", fmt.Errorf("get key pair %s: %w", name, err))
+	}
+	_, err = keypairs.Create(ctx, cl.compute, keypairs.CreateOpts{Name: name, PublicKey: public}).Extract()
+	if err != nil && !failure.HasStatus(osc.Classify("nova", err), 409) {
+		return "", osc.Classify("nova", fmt.Errorf("import key pair %s: %w", name, err))
+	}
+	return name, nil
+}
+
+// ensurePort adopts an unbound port of the node left by an interrupted pass or makes one.
+func (in *Infra) ensurePort(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.NetworkInfo, name string, sgs []string) (string, error) {
+	page, err := ports.List(cl.Network, ports.ListOpts{Name: name, NetworkID: ni.NetworkID, DeviceID: ""}).AllPages(ctx)
+	if err != nil {
+		return "", osc.NeutronErr("find port "+name, err)
+	}
+	found, err := ports.ExtractPorts(page)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range found {
+		if p.DeviceID == "" && p.Description == clusterDesc(c) {
+			return p.ID, nil
+		}
+	}
+	p, err := ports.Create(ctx, cl.Network, ports.CreateOpts{Name: name, NetworkID: ni.NetworkID, Description: clusterDesc(c),
+		SecurityGroups: &sgs, ProjectID: cl.ProjectID, FixedIPs: []ports.IP{{SubnetID: ni.SubnetID}}}).Extract()
+	if err != nil {
+		return "", osc.NeutronErr("create port "+name, err)
+	}
+	return p.ID, nil
+}
+
+func fipDesc(c rke2.ClusterRef, node string) string { return clusterDesc(c) + " node=" + node }
+
+// ensureFloatingIP gives the server's port a floating IP unless it has one.
+func (in *Infra) ensureFloatingIP(ctx context.Context, cl *conn, c rke2.ClusterRef, node, serverID string) error {
+	pts, err := serverPorts(ctx, cl, serverID)
+	if err != nil {
+		return err
+	}
+	if len(pts) == 0 {
+		return failure.Transient(fmt.Errorf("openstack: server %s has no port yet", node))
+	}
+	fips, err := listFIPs(ctx, cl, floatingips.ListOpts{PortID: pts[0].ID})
+	if err != nil || len(fips) > 0 {
+		return err
+	}
+	_, err = floatingips.Create(ctx, cl.Network, floatingips.CreateOpts{FloatingNetworkID: cl.extNetID, PortID: pts[0].ID,
+		Description: fipDesc(c, node), ProjectID: cl.ProjectID}).Extract()
+	if err != nil {
+		return osc.NeutronErr("create floating IP for "+node, err)
+	}
+	return nil
+}
+
+func serverPorts(ctx context.Context, cl *conn, serverID string) ([]ports.Port, error) {
+	page, err := ports.List(cl.Network, ports.ListOpts{DeviceID: serverID}).AllPages(ctx)
+	if err != nil {
+		return nil, osc.NeutronErr("list ports of server "+serverID, err)
+	}
+	return ports.ExtractPorts(page)
+}
+
+func listFIPs(ctx context.Context, cl *conn, o floatingips.ListOpts) ([]floatingips.FloatingIP, error) {
+	o.ProjectID = cl.ProjectID
+	page, err := floatingips.List(cl.Network, o).AllPages(ctx)
+	if err != nil {
+		return nil, osc.NeutronErr("list floating IPs", err)
+	}
+	return floatingips.ExtractFloatingIPs(page)
+}

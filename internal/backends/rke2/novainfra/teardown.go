@@ -1,0 +1,224 @@
+package novainfra
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/backends/rke2"
+	osc "github.com/waldur/site-agent/internal/clients/openstack"
+	"github.com/waldur/site-agent/internal/failure"
+)
+
+// DeleteServer releases the server's floating IPs, deletes the server (its volumes go with
+// it: delete_on_termination) and its port. An absent server is success.
+func (in *Infra) DeleteServer(ctx context.Context, c rke2.ClusterRef, s rke2.ServerView) error {
+	cl, err := in.conn(ctx)
+	if err != nil {
+		return err
+	}
+	pts, err := serverPorts(ctx, cl, s.ID)
+	if err != nil {
+		return err
+	}
+	for _, p := range pts {
+		fips, err := listFIPs(ctx, cl, floatingips.ListOpts{PortID: p.ID})
+		if err != nil {
+			return err
+		}
+		if err := deleteFIPs(ctx, cl, fips); err != nil {
+			return err
+		}
+	}
+	err = servers.Delete(ctx, cl.compute, s.ID).ExtractErr()
+	if err != nil && !osc.IsNotFound(err) {
+		return osc.Classify("nova", fmt.Errorf("delete server %s: %w", s.Name, err))
+	}
+	for _, p := range pts {
+		if p.Description != clusterDesc(c) {
+			continue // a port Nova made goes with the server
+		}
+		if err := ports.Delete(ctx, cl.Network, p.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
+			return osc.NeutronErr("delete port "+p.Name, err)
+		}
+	}
+	in.log.Info("server deleted", zap.String("cluster", c.Name), zap.String("server", s.Name), zap.String("id", s.ID))
+	return nil
+}
+
+func deleteFIPs(ctx context.Context, cl *conn, fips []floatingips.FloatingIP) error {
+	for _, f := range fips {
+		if err := floatingips.Delete(ctx, cl.Network, f.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
+			return osc.NeutronErr("delete floating IP "+f.FloatingIP, err)
+		}
+	}
+	return nil
+}
+
+// TearDown deletes what EnsureNetwork made, with the cluster's left-over ports, floating IPs
+// and key pairs. Servers of the cluster, or foreign servers on its network, block it: the
+// error names them.
+func (in *Infra) TearDown(ctx context.Context, c rke2.ClusterRef) error {
+	cl, err := in.conn(ctx)
+	if err != nil {
+		return err
+	}
+	left, err := cl.servers(ctx, c)
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return failure.Errorf("openstack: cluster %s still has servers %s; delete its nodes first", c.Name, serverNames(left))
+	}
+	name := chainName(c)
+	if err := in.releaseLeftovers(ctx, cl, c); err != nil {
+		return err
+	}
+	nets, err := findNetworks(ctx, cl, name)
+	if err != nil {
+		return err
+	}
+	if err := in.deleteRouters(ctx, cl, name); err != nil {
+		return err
+	}
+	for _, n := range nets {
+		if err := in.deleteNetwork(ctx, cl, c, n); err != nil {
+			return err
+		}
+	}
+	sgs, err := findGroups(ctx, cl, name)
+	if err != nil {
+		return err
+	}
+	for _, g := range sgs {
+		if err := groups.Delete(ctx, cl.Network, g.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
+			return osc.NeutronErr("delete security group "+name, err)
+		}
+	}
+	return in.deleteKeypairs(ctx, cl, c)
+}
+
+func serverNames(all []servers.Server) string {
+	names := make([]string, 0, len(all))
+	for _, s := range all {
+		names = append(names, s.Name+" ("+s.ID+")")
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// releaseLeftovers deletes the cluster's floating IPs that lost their server.
+func (in *Infra) releaseLeftovers(ctx context.Context, cl *conn, c rke2.ClusterRef) error {
+	fips, err := listFIPs(ctx, cl, floatingips.ListOpts{})
+	if err != nil {
+		return err
+	}
+	var ours []floatingips.FloatingIP
+	for _, f := range fips {
+		if strings.HasPrefix(f.Description, clusterDesc(c)+" ") {
+			ours = append(ours, f)
+		}
+	}
+	return deleteFIPs(ctx, cl, ours)
+}
+
+func findNetworks(ctx context.Context, cl *conn, name string) ([]networks.Network, error) {
+	page, err := networks.List(cl.Network, networks.ListOpts{Name: name, ProjectID: cl.ProjectID}).AllPages(ctx)
+	if err != nil {
+		return nil, osc.NeutronErr("find network "+name, err)
+	}
+	return networks.ExtractNetworks(page)
+}
+
+func (in *Infra) deleteRouters(ctx context.Context, cl *conn, name string) error {
+	page, err := routers.List(cl.Network, routers.ListOpts{Name: name, ProjectID: cl.ProjectID}).AllPages(ctx)
+	if err != nil {
+		return osc.NeutronErr("find router "+name, err)
+	}
+	found, err := routers.ExtractRouters(page)
+	if err != nil {
+		return err
+	}
+	for _, r := range found {
+		pts, err := osc.RouterPorts(ctx, cl.Network, r.ID)
+		if err != nil {
+			return err
+		}
+		for _, p := range pts {
+			if !strings.HasPrefix(p.DeviceOwner, "network:router_interface") {
+				continue
+			}
+			_, err := routers.RemoveInterface(ctx, cl.Network, r.ID, routers.RemoveInterfaceOpts{PortID: p.ID}).Extract()
+			if err != nil && !osc.IsNotFound(err) {
+				return osc.NeutronErr("disconnect router "+name, err)
+			}
+		}
+		if err := routers.Delete(ctx, cl.Network, r.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
+			return osc.NeutronErr("delete router "+name, err)
+		}
+	}
+	return nil
+}
+
+// deleteNetwork deletes the cluster's unbound ports on the network, then the network (its
+// subnet goes with it). A port bound to something else blocks it, named.
+func (in *Infra) deleteNetwork(ctx context.Context, cl *conn, c rke2.ClusterRef, n networks.Network) error {
+	page, err := ports.List(cl.Network, ports.ListOpts{NetworkID: n.ID}).AllPages(ctx)
+	if err != nil {
+		return osc.NeutronErr("list ports of network "+n.Name, err)
+	}
+	pts, err := ports.ExtractPorts(page)
+	if err != nil {
+		return err
+	}
+	var blockers []string
+	for _, p := range pts {
+		switch {
+		case p.Description == clusterDesc(c) && p.DeviceID == "":
+			if err := ports.Delete(ctx, cl.Network, p.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
+				return osc.NeutronErr("delete port "+p.Name, err)
+			}
+		case strings.HasPrefix(p.DeviceOwner, "network:dhcp"):
+		default:
+			blockers = append(blockers, fmt.Sprintf("port %s (%s, device %s %s)", p.Name, p.ID, p.DeviceOwner, p.DeviceID))
+		}
+	}
+	if len(blockers) > 0 {
+		sort.Strings(blockers)
+		return failure.Errorf("openstack: network %s is still used by %s", n.Name, strings.Join(blockers, ", "))
+	}
+	if err := networks.Delete(ctx, cl.Network, n.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
+		return osc.NeutronErr("delete network "+n.Name, err)
+	}
+	return nil
+}
+
+func (in *Infra) deleteKeypairs(ctx context.Context, cl *conn, c rke2.ClusterRef) error {
+	page, err := keypairs.List(cl.compute, nil).AllPages(ctx)
+	if err != nil {
+		return osc.Classify("nova", fmt.Errorf("list key pairs: %w", err))
+	}
+	all, err := keypairs.ExtractKeyPairs(page)
+	if err != nil {
+		return err
+	}
+	for _, k := range all {
+		if !strings.HasPrefix(k.Name, "rke2-"+c.UUID+"-") {
+			continue
+		}
+		if err := keypairs.Delete(ctx, cl.compute, k.Name, nil).ExtractErr(); err != nil && !osc.IsNotFound(err) {
+			return osc.Classify("nova", fmt.Errorf("delete key pair %s: %w", k.Name, err))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package rke2
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	osc "github.com/waldur/site-agent/internal/clients/openstack"
+)
+
+// OpenStackSettings is the backend_settings.openstack block: where the clusters' VMs live.
+// The connection keys are the openstack backend's (auth_url, username, password,
+// user_domain_name, project_name, project_domain_name, region_name, interface, verify_ssl,
+// ca_cert). Every cluster's network chain and VMs are made in the project the connection is
+// scoped to (project_name): one shared tenant. A tenant per cluster is not built yet.
+type OpenStackSettings struct {
+	osc.Connection `mapstructure:",squash"`
+	// ExternalNetworkName is the router:external network the routers and floating IPs use.
+	ExternalNetworkName string `mapstructure:"external_network_name"`
+	// SubnetCIDR is every cluster network's subnet (each cluster has its own network and
+	// router, so the ranges may repeat).
+	SubnetCIDR     string        `mapstructure:"subnet_cidr"`
+	DNSNameservers []string      `mapstructure:"dns_nameservers"`
+	RequestTimeout time.Duration `mapstructure:"request_timeout"` // one HTTP attempt (default 60s)
+	Retries        *int          `mapstructure:"retries"`         // per request (default 4)
+}
+
+const (
+	osPrefix              = "backend_settings.openstack."
+	defaultClusterSubnet  = "10.42.0.0/22"
+	defaultOSRetries      = 4
+	defaultOSRequestLimit = 60 * time.Second
+)
+
+func (o *OpenStackSettings) applyDefaults() {
+	o.ApplyDefaults()
+	if o.SubnetCIDR == "" {
+		o.SubnetCIDR = defaultClusterSubnet
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = defaultOSRequestLimit
+	}
+	if o.Retries == nil {
+		n := defaultOSRetries
+		o.Retries = &n
+	}
+}
+
+func (o *OpenStackSettings) validate() error {
+	if err := o.Validate(osPrefix); err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.ExternalNetworkName) == "" {
+		return fmt.Errorf("%sexternal_network_name: is required (routers and floating IPs use it)", osPrefix)
+	}
+	p, err := netip.ParsePrefix(o.SubnetCIDR)
+	if err != nil || !p.Addr().Is4() || p.Bits() > 28 || p.Masked() != p {
+		return fmt.Errorf("%ssubnet_cidr: want an IPv4 network such as %s (at most /28), got %q", osPrefix, defaultClusterSubnet, o.SubnetCIDR)
+	}
+	for i, ns := range o.DNSNameservers {
+		if _, err := netip.ParseAddr(ns); err != nil {
+			return fmt.Errorf("%sdns_nameservers[%d]: not an IP address: %q", osPrefix, i, ns)
+		}
+	}
+	if *o.Retries < 0 || *o.Retries > 20 {
+		return fmt.Errorf("%sretries: must be between 0 and 20, got %d", osPrefix, *o.Retries)
+	}
+	if o.RequestTimeout < 0 {
+		return fmt.Errorf("%srequest_timeout: must not be negative", osPrefix)
+	}
+	if _, err := o.CertPool(osPrefix); err != nil {
+		return err
+	}
+	return nil
+}

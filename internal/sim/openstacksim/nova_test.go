@@ -1,0 +1,102 @@
+package openstacksim
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// doMV is do with a compute microversion header.
+func (c *client) doMV(mv, method, path, body string, want int) []byte {
+	c.t.Helper()
+	req, _ := http.NewRequest(method, c.base+path, strings.NewReader(body))
+	req.Header.Set("X-Auth-Token", c.token)
+	req.Header.Set("Content-Type", "application/json")
+	if mv != "" {
+		req.Header.Set("OpenStack-API-Version", "compute "+mv)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		c.t.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, b)
+	}
+	return b
+}
+
+func bootBody(name, image, netID, extra string) string {
+	ud := base64.StdEncoding.EncodeToString([]byte("#cloud-config\n"))
+	return `{"server":{"name":"` + name + `","flavorRef":"3","imageRef":"","networks":[{"uuid":"` + netID + `"}],` +
+		`"block_device_mapping_v2":[{"source_type":"image","uuid":"` + image + `","boot_index":0,"destination_type":"volume","volume_size":10,"delete_on_termination":true},` +
+		`{"source_type":"blank","boot_index":-1,"destination_type":"volume","volume_size":5,"delete_on_termination":true}],` +
+		`"metadata":{"k":"v"},"user_data":"` + ud + `"` + extra + `}}`
+}
+
+func TestNovaBootListDelete(t *testing.T) {
+	sim, c := start(t)
+	img := sim.AddNamedImage("ubuntu")
+	var net struct{ Network struct{ ID string } }
+	_ = json.Unmarshal(c.do("POST", "/network/v2.0/networks", `{"network":{"name":"n1"}}`, 201).body, &net)
+	c.do("POST", "/network/v2.0/subnets", `{"subnet":{"network_id":"`+net.Network.ID+`","cidr":"10.0.0.0/24","ip_version":4}}`, 201)
+	nv := "/compute/v2.1"
+
+	// Strictness: tags need 2.52 on create and 2.26 to filter; unknown members are refused.
+	c.doMV("2.51", "POST", nv+"/servers", bootBody("a", img, net.Network.ID, `,"tags":["x"]`), 400)
+	c.doMV("2.52", "POST", nv+"/servers", bootBody("a", img, net.Network.ID, `,"bogus":1`), 400)
+	c.doMV("2.25", "GET", nv+"/servers/detail?tags=x", "", 400)
+	c.doMV("2.52", "POST", nv+"/servers", bootBody("a", img, net.Network.ID, `,"key_name":"nokey"`), 400)
+
+	c.doMV("", "POST", nv+"/os-keypairs", `{"keypair":{"name":"k","public_key":"ssh-ed25519 AAAA x"}}`, 200)
+	var created struct{ Server struct{ ID string } }
+	_ = json.Unmarshal(c.doMV("2.52", "POST", nv+"/servers", bootBody("a", img, net.Network.ID, `,"tags":["x","y"],"key_name":"k"`), 202), &created)
+	c.doMV("2.52", "POST", nv+"/servers", bootBody("b", img, net.Network.ID, ``), 202)
+
+	var list struct {
+		Servers []struct {
+			ID, Name, Status string
+			Tags             []string
+			Addresses        map[string][]struct{ Addr string }
+		}
+	}
+	_ = json.Unmarshal(c.doMV("2.52", "GET", nv+"/servers/detail?tags=x", "", 200), &list)
+	if len(list.Servers) != 1 || list.Servers[0].ID != created.Server.ID || list.Servers[0].Status != "ACTIVE" ||
+		len(list.Servers[0].Addresses["n1"]) != 1 {
+		t.Fatalf("list by tag: %+v", list.Servers)
+	}
+	info := sim.Servers()
+	if len(info) != 2 || info[0].UserData != "#cloud-config\n" || info[0].Metadata["k"] != "v" || len(info[0].Volumes) != 2 ||
+		!info[0].Volumes[0].DeleteOnTermination || info[0].KeyName != "k" {
+		t.Fatalf("inspect: %+v", info)
+	}
+	if n := len(sim.Volumes(c.project)); n != 4 {
+		t.Fatalf("volumes in cinder: %d, want 4", n)
+	}
+	sim.FailServers("b")
+	if s := sim.Servers()[1]; s.Status != "ERROR" {
+		t.Fatalf("FailServers: %+v", s)
+	}
+	c.doMV("", "DELETE", nv+"/servers/"+created.Server.ID, "", 204)
+	c.doMV("", "GET", nv+"/servers/"+created.Server.ID, "", 404)
+	if n := len(sim.Volumes(c.project)); n != 2 {
+		t.Fatalf("volumes after delete: %d, want 2", n)
+	}
+	if sim.Calls()["nova POST /servers"] != 5 {
+		t.Fatalf("calls: %v", sim.Calls())
+	}
+}
+
+func TestNovaFlavors(t *testing.T) {
+	_, c := start(t)
+	var fl struct{ Flavors []struct{ ID, Name string } }
+	_ = json.Unmarshal(c.doMV("", "GET", "/compute/v2.1/flavors/detail", "", 200), &fl)
+	if len(fl.Flavors) != len(DefaultFlavors()) {
+		t.Fatalf("flavors: %+v", fl)
+	}
+	c.doMV("", "GET", "/compute/v2.1/flavors/nope", "", 404)
+}
