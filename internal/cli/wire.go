@@ -15,6 +15,7 @@ import (
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/backends/openstack"
 	"github.com/waldur/site-agent/internal/backends/rancher"
+	rke2wire "github.com/waldur/site-agent/internal/backends/rke2/wire"
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/failure"
@@ -30,6 +31,7 @@ func registry() *backends.Registry {
 	r.Register("inmemory", inmemory.New)
 	r.Register("openstack", openstack.New)
 	r.Register("rancher", rancher.New)
+	r.Register("rke2", rke2wire.New)
 	return r
 }
 

@@ -159,6 +159,20 @@ var (
 	_ backends.Provisioner       = WithAccess{}
 )
 
+// Create builds the cluster, then gives the order's team access to it.
+func (w WithAccess) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
+	info, err := w.Backend.Create(ctx, req)
+	if err != nil || len(req.Members) == 0 {
+		return info, err
+	}
+	res := req.Resource
+	res.BackendID = info.BackendID
+	if err := w.Access.AddMembers(ctx, res, req.Members); err != nil {
+		return info, fmt.Errorf("team access: %w", err)
+	}
+	return info, nil
+}
+
 // Delete removes the team group and binding, then the cluster.
 func (w WithAccess) Delete(ctx context.Context, res backends.Resource) error {
 	if err := w.Access.remove(ctx, ClusterRef{UUID: res.UUID, Name: res.BackendID}); err != nil {

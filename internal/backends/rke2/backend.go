@@ -109,10 +109,11 @@ func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.I
 	return backends.Info{BackendID: res.BackendID}, nil
 }
 
-// Ping checks Rancher and OpenStack with the diagnostics calls.
+// Ping checks that Rancher answers (its v3 and v1 APIs, two requests); OpenStack, Vault and the
+// image and flavors are the diagnostics' business, not every cycle's.
 func (b *Backend) Ping(ctx context.Context) error {
 	var errs []error
-	for _, c := range b.Diagnose(ctx) {
+	for _, c := range b.d.Rancher.Diagnose(ctx) {
 		if !c.OK {
 			errs = append(errs, fmt.Errorf("%s: %s", c.Name, c.Detail))
 		}

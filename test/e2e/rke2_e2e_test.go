@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/waldur/site-agent/internal/sim/waldursim"
+)
+
+const rke2Cluster = "halo"
+
+// clusterServers are the cluster's Nova servers by status.
+func (w *rke2World) clusterServers() (all int, byStatus map[string]int) {
+	byStatus = map[string]int{}
+	for _, s := range w.os.Servers() {
+		if strings.HasPrefix(s.Name, rke2Cluster+"-") {
+			all++
+			byStatus[s.Status]++
+		}
+	}
+	return all, byStatus
+}
+
+func (w *rke2World) activeNodes() (servers, agents int) {
+	for _, n := range w.rs.Nodes() {
+		if n.State != "active" {
+			continue
+		}
+		switch n.Labels["rke2.site-agent.waldur.com/role"] {
+		case "server":
+			servers++
+		case "agent":
+			agents++
+		}
+	}
+	return servers, agents
+}
+
+func (w *rke2World) order(o waldursim.Order) waldursim.Order {
+	o.OfferingUUID, o.ProjectUUID = w.offering.UUID, w.project.UUID
+	return w.sim.AddOrder(o)
+}
+
+// explainOnFailure logs the agent's last lines and what the simulators hold when t fails.
+func (w *rke2World) explainOnFailure(t *testing.T, p *proc) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		t.Logf("agent log:\n%s", tail(p.out.String()))
+		w.mu.Lock()
+		t.Logf("node emulator refusals: %v", w.refused)
+		w.mu.Unlock()
+		for _, s := range w.os.Servers() {
+			t.Logf("server %s %s", s.Name, s.Status)
+		}
+		for _, n := range w.rs.Nodes() {
+			t.Logf("rancher node %s %s", n.Name, n.State)
+		}
+	})
+}
+
+// waitOrder waits until the order is done (failing on erred).
+func (w *rke2World) waitOrder(t *testing.T, p *proc, o waldursim.Order, what string, timeout time.Duration) waldursim.Order {
+	t.Helper()
+	var got waldursim.Order
+	waitFor(t, timeout, what, func() bool {
+		got, _ = w.sim.Order(o.UUID)
+		if got.State == waldursim.OrderErred || got.State == waldursim.OrderRejected {
+			t.Fatalf("%s: order %s: %s%s", what, got.State, got.ErrorMessage, got.ProviderRejectionComment)
+		}
+		return got.State == waldursim.OrderDone
+	})
+	return got
+}
+
+// TestRKE2ClusterLifecycle drives the built binary through a cluster's life against the
+// simulators, the node emulator playing the VMs: Create 3 servers + 2 agents → done with five
+// VMs and five active nodes, the Vault bootstrap objects gone and the team's Keycloak group
+// bound; Update to 4 agents; Update to 1 server (stepwise, drained); Terminate → nothing left
+// in OpenStack, Rancher, Vault or Keycloak.
+func TestRKE2ClusterLifecycle(t *testing.T) {
+	w := newRKE2World(t)
+	create := w.order(waldursim.Order{Type: waldursim.OrderCreate, PlanUUID: w.offering.Plans[0].UUID,
+		Limits:     map[string]float64{"server_nodes": 3, "worker_nodes": 2},
+		Attributes: map[string]any{"name": rke2Cluster, "worker_nodes_count": 2, "worker_nodes_flavor_name": "m1.large", "worker_nodes_data_volume_size": 20480}})
+	p := w.start("-m", "order_process", "-c", w.config, "--period", "200ms")
+	w.explainOnFailure(t, p)
+	start := time.Now()
+	got := w.waitOrder(t, p, create, "the 3 + 2 cluster", 90*time.Second)
+	t.Logf("3 + 2 cluster done in %s", time.Since(start).Round(time.Millisecond))
+	if all, st := w.clusterServers(); all != 5 || st["ACTIVE"] != 5 {
+		t.Fatalf("servers %d %v, want 5 ACTIVE", all, st)
+	}
+	if s, a := w.activeNodes(); s != 3 || a != 2 {
+		t.Fatalf("active nodes: %d servers, %d agents", s, a)
+	}
+	res, _ := w.sim.Resource(got.ResourceUUID)
+	if res.BackendID != rke2Cluster {
+		t.Fatalf("backend id %q", res.BackendID)
+	}
+	if w.vs.Policy("rancher-provisioning-policy-" + res.UUID) {
+		t.Fatal("the bootstrap policy is left after every node registered")
+	}
+	if g := w.kc.Groups()["/c_halo/c_halo_cluster-member"]; strings.Join(g, ",") != "alice,bob" {
+		t.Fatalf("the team's keycloak group: %v", w.kc.Groups())
+	}
+	if b := w.rs.ClusterRoleBindings(); len(b) != 1 || !strings.HasSuffix(b[0], "cluster-member keycloakoidc_group://c_halo_cluster-member") {
+		t.Fatalf("cluster role bindings %v", b)
+	}
+	up := w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderUpdate, ResourceUUID: res.UUID,
+		Limits: map[string]float64{"server_nodes": 3, "worker_nodes": 4}})
+	w.waitOrder(t, p, up, "4 agents", 60*time.Second)
+	if s, a := w.activeNodes(); s != 3 || a != 4 {
+		t.Fatalf("after scaling agents: %d servers, %d agents", s, a)
+	}
+	down := w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderUpdate, ResourceUUID: res.UUID,
+		Limits: map[string]float64{"server_nodes": 1, "worker_nodes": 4}})
+	w.waitOrder(t, p, down, "1 server", 60*time.Second)
+	if all, _ := w.clusterServers(); all != 5 {
+		t.Fatalf("%d servers after scaling down, want 5", all)
+	}
+	term := w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderTerminate, ResourceUUID: res.UUID})
+	w.waitOrder(t, p, term, "terminate", 60*time.Second)
+	if all, _ := w.clusterServers(); all != 0 {
+		t.Fatalf("%d servers left", all)
+	}
+	if got := w.rs.ProvisionedClusters(); len(got) != 0 {
+		t.Fatalf("rancher clusters left: %v", got)
+	}
+	if len(w.rs.Nodes()) != 0 || len(w.rs.ClusterRoleBindings()) != 0 || len(w.kc.Groups()) != 0 {
+		t.Fatalf("left: nodes %v, bindings %v, groups %v", w.rs.Nodes(), w.rs.ClusterRoleBindings(), w.kc.Groups())
+	}
+}

@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/waldur/site-agent/internal/sim/keycloaksim"
+	"github.com/waldur/site-agent/internal/sim/nodeemu"
+	"github.com/waldur/site-agent/internal/sim/openstacksim"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/sim/scenario"
+	"github.com/waldur/site-agent/internal/sim/vaultsim"
+	"github.com/waldur/site-agent/internal/sim/waldursim"
+)
+
+// rke2World is Waldur, OpenStack, Rancher, Vault and Keycloak simulators on loopback, and a
+// node emulator playing every VM: once Nova shows a server ACTIVE, it reads the server's user
+// data, logs in to Vault with the single-use secret id in it, reads the cluster token and
+// registers the node with Rancher, as cloud-init and the system-agent would.
+type rke2World struct {
+	*env
+	os       *openstacksim.Server
+	osURL    string
+	rs       *ranchersim.Server
+	rsURL    string
+	vs       *vaultsim.Server
+	vsURL    string
+	kc       *keycloaksim.Server
+	kcURL    string
+	offering waldursim.Offering
+	project  waldursim.Project
+
+	mu      sync.Mutex
+	booted  map[string]bool // server ids the emulator has booted (or given up on)
+	refused []string        // emulator errors (e.g. a secret id used twice)
+}
+
+const vaultRoot = "e2e-vault-root-token"
+
+func newRKE2World(t *testing.T) *rke2World {
+	t.Helper()
+	w := &rke2World{booted: map[string]bool{}}
+	w.os = openstacksim.New(openstacksim.Options{BuildDelay: 150 * time.Millisecond})
+	w.os.AddNamedImage("cirros")
+	w.osURL = serve(t, w.os, false)
+	w.rs = ranchersim.New(ranchersim.Options{Seed: 3, NodeActiveAfter: 150 * time.Millisecond, DrainDuration: 150 * time.Millisecond,
+		ProvisionDeleteDelay: 200 * time.Millisecond, RoleTemplates: []string{"cluster-member"}})
+	w.rsURL = serve(t, w.rs, true)
+	w.vs = vaultsim.New(vaultRoot, nil)
+	w.vsURL = serve(t, w.vs, true)
+	w.kc = keycloaksim.New(keycloaksim.Options{})
+	w.kcURL = serve(t, w.kc, false)
+	sim := waldursim.New(waldursim.Options{Token: scenario.Token})
+	w.env = &env{t: t, sim: sim, url: serve(t, sim, false), dir: t.TempDir()}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			sim.AssertNoViolations(t)
+			w.rs.AssertNoViolations(t)
+		}
+	})
+	provider := sim.AddCustomer(waldursim.Customer{Name: "Tartu Cloud", Slug: "tartu-cloud"})
+	sim.AddServiceProvider(waldursim.ServiceProvider{CustomerUUID: provider.UUID})
+	customer := sim.AddCustomer(waldursim.Customer{Name: "Institute of Physics", Slug: "physics"})
+	w.project = sim.AddProject(waldursim.Project{Name: "Dark Matter", Slug: "dark-matter", CustomerUUID: customer.UUID})
+	comps := []waldursim.Component{
+		{Type: "server_nodes", Name: "Server nodes", MeasuredUnit: "nodes", BillingType: "limit"},
+		{Type: "worker_nodes", Name: "Worker nodes", MeasuredUnit: "nodes", BillingType: "limit"},
+		{Type: "nodes", Name: "Nodes", MeasuredUnit: "nodes", BillingType: "usage"},
+	}
+	w.offering = sim.AddOffering(waldursim.Offering{Name: "Managed RKE2", CustomerUUID: provider.UUID, Components: comps,
+		Plans: []waldursim.Plan{{Name: "Standard", Quotas: map[string]float64{"server_nodes": 3, "worker_nodes": 2}}}})
+	for _, n := range []string{"alice", "bob"} { // the team: Waldur offering users that Keycloak knows
+		wu := sim.AddUser(waldursim.User{Username: n, FullName: n + " Example", Email: n + "@physics.example"})
+		sim.AddProjectMember(w.project.UUID, wu.UUID, "PROJECT.MEMBER")
+		sim.AddOfferingUser(waldursim.OfferingUser{OfferingUUID: w.offering.UUID, UserUUID: wu.UUID, Username: n})
+		w.kc.AddUser(n)
+	}
+	sim.SetCurrentUser(waldursim.User{Username: "site-agent", FullName: "Site Agent"},
+		waldursim.Permission{RoleName: "CUSTOMER.OWNER", ScopeType: "customer", ScopeUUID: provider.UUID, ScopeName: provider.Name})
+	w.writeConfig()
+	go w.emulateNodes(t)
+	return w
+}
+
+// serve starts h on loopback (TLS: a self-signed certificate, as the agent is told not to verify).
+func serve(t *testing.T, h http.Handler, useTLS bool) string {
+	t.Helper()
+	var srv *httptest.Server
+	if useTLS {
+		srv = httptest.NewTLSServer(h)
+	} else {
+		srv = httptest.NewServer(h)
+	}
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func (w *rke2World) writeConfig() {
+	vu, _ := url.Parse(w.vsURL)
+	vhost, vport, _ := net.SplitHostPort(vu.Host)
+	o := w.os.Options()
+	cfg := fmt.Sprintf(`timezone: UTC
+log_level: INFO
+heartbeat_file: %s
+offerings:
+  - name: "Managed RKE2"
+    waldur_api_url: "%s/api/"
+    waldur_api_token: "%s"
+    waldur_offering_uuid: "%s"
+    backend_type: rke2
+    order_processing_backend: rke2
+    membership_sync_backend: rke2
+    reporting_backend: rke2
+    backend_settings:
+      backend_url: %q
+      username: "%s"
+      password: "%s"
+      verify_cert: false
+      base_image_name: "cirros"
+      managed_rancher_server_flavor_name: "m1.large"
+      managed_rancher_server_system_volume_size_gb: 64
+      managed_rancher_worker_system_volume_size_gb: 64
+      vault_host: %q
+      vault_port: %s
+      vault_token: %q
+      vault_tls_verify: false
+      keycloak_url: "%s/"
+      keycloak_realm: waldur
+      keycloak_username: admin
+      keycloak_password: admin
+      openstack:
+        auth_url: %q
+        username: %q
+        password: %q
+        project_name: %q
+        region_name: %q
+        external_network_name: %q
+    backend_components:
+      server_nodes: {limit: 5, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Server nodes"}
+      worker_nodes: {limit: 20, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Worker nodes"}
+      nodes: {measured_unit: nodes, unit_factor: 1, accounting_type: usage, label: "Nodes"}
+`, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID,
+		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], vhost, vport, vaultRoot, w.kcURL,
+		openstacksim.AuthURL(w.osURL), o.AdminUser, o.AdminPassword, o.AdminProject, o.Region, o.ExternalNetwork)
+	w.config = filepath.Join(w.dir, "config.yaml")
+	if err := os.WriteFile(w.config, []byte(cfg), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// emulateNodes boots each ACTIVE server once, until the test ends.
+func (w *rke2World) emulateNodes(t *testing.T) {
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback simulators with self-signed certificates
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	for ctx.Err() == nil {
+		for _, s := range w.os.Servers() {
+			if s.Status != "ACTIVE" || w.seen(s.ID) {
+				continue
+			}
+			if err := w.boot(ctx, hc, s.UserData); err != nil {
+				w.mu.Lock()
+				w.refused = append(w.refused, s.Name+": "+err.Error())
+				w.mu.Unlock()
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (w *rke2World) seen(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.booted[id] {
+		return true
+	}
+	w.booted[id] = true
+	return false
+}
+
+// boot does what the VM's cloud-init does in bootstrap rancher.
+func (w *rke2World) boot(ctx context.Context, hc *http.Client, userData string) error {
+	b, err := nodeemu.Parse([]byte(userData))
+	if err != nil {
+		return err
+	}
+	token, err := b.Token(ctx, hc, w.vsURL)
+	if err != nil {
+		return err
+	}
+	return b.RegisterWithRancher(ctx, hc, token)
+}
