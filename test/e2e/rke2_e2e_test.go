@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waldur/site-agent/internal/sim/openstacksim"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/sim/simfault"
 	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
@@ -131,5 +134,48 @@ func TestRKE2ClusterLifecycle(t *testing.T) {
 	}
 	if len(w.rs.Nodes()) != 0 || len(w.rs.ClusterRoleBindings()) != 0 || len(w.kc.Groups()) != 0 {
 		t.Fatalf("left: nodes %v, bindings %v, groups %v", w.rs.Nodes(), w.rs.ClusterRoleBindings(), w.kc.Groups())
+	}
+}
+
+// TestRKE2KilledMidCreateUnderFaults: with 30 % of Rancher, Nova and Vault answers failing
+// (500, 502, 503, 429), the agent is SIGKILLed while the cluster is being built and started
+// again; the order finishes with exactly five VMs, one per node, and five active nodes.
+func TestRKE2KilledMidCreateUnderFaults(t *testing.T) {
+	w := newRKE2World(t)
+	statusFaults := []simfault.Kind{simfault.Status500, simfault.Status502, simfault.Status503, simfault.Status429}
+	w.rs.SetFaults(ranchersim.Faults{Rate: 0.3, Seed: 5, Kinds: statusFaults})
+	w.os.SetFaults(openstacksim.Faults{Rate: 0.3, Seed: 6, Kinds: statusFaults})
+	w.vs.SetFaults(simfault.Config{Rate: 0.3, Seed: 7, Kinds: statusFaults})
+	create := w.order(waldursim.Order{Type: waldursim.OrderCreate, PlanUUID: w.offering.Plans[0].UUID,
+		Limits: map[string]float64{"server_nodes": 3, "worker_nodes": 2},
+		Attributes: map[string]any{"name": rke2Cluster, "worker_nodes_count": 2, "worker_nodes_flavor_name": "m1.large",
+			"worker_nodes_data_volume_size": 20480}})
+	args := []string{"-m", "order_process", "-c", w.config, "--period", "200ms"}
+	first := w.start(args...)
+	w.explainOnFailure(t, first)
+	waitFor(t, 60*time.Second, "the first servers", func() bool { all, _ := w.clusterServers(); return all >= 2 })
+	first.kill() // SIGKILL to the process group
+	all, _ := w.clusterServers()
+	t.Logf("killed with %d servers made", all)
+	second := w.start(args...)
+	w.explainOnFailure(t, second)
+	w.waitOrder(t, second, create, "the cluster after the restart", 120*time.Second)
+	names := map[string]int{}
+	for _, s := range w.os.Servers() {
+		names[s.Name]++
+	}
+	if len(names) != 5 {
+		t.Fatalf("servers %v, want five nodes", names)
+	}
+	for n, c := range names {
+		if c != 1 {
+			t.Fatalf("node %s has %d VMs", n, c)
+		}
+	}
+	if s, a := w.activeNodes(); s != 3 || a != 2 {
+		t.Fatalf("active nodes: %d servers, %d agents", s, a)
+	}
+	if len(w.rs.FaultLog()) == 0 || len(w.os.FaultLog()) == 0 || len(w.vs.FaultLog()) == 0 {
+		t.Fatal("a simulator injected no fault")
 	}
 }

@@ -41,16 +41,17 @@ type rke2World struct {
 	offering waldursim.Offering
 	project  waldursim.Project
 
-	mu      sync.Mutex
-	booted  map[string]bool // server ids the emulator has booted (or given up on)
-	refused []string        // emulator errors (e.g. a secret id used twice)
+	mu       sync.Mutex
+	booted   map[string]bool // server ids the emulator has booted (or given up on)
+	attempts map[string]int  // boot attempts per server id (an injected 5xx is retried)
+	refused  []string        // emulator errors after the last attempt (e.g. a secret id used twice)
 }
 
 const vaultRoot = "e2e-vault-root-token"
 
 func newRKE2World(t *testing.T) *rke2World {
 	t.Helper()
-	w := &rke2World{booted: map[string]bool{}}
+	w := &rke2World{booted: map[string]bool{}, attempts: map[string]int{}}
 	w.os = openstacksim.New(openstacksim.Options{BuildDelay: 150 * time.Millisecond})
 	w.os.AddNamedImage("cirros")
 	w.osURL = serve(t, w.os, false)
@@ -171,7 +172,11 @@ func (w *rke2World) emulateNodes(t *testing.T) {
 			}
 			if err := w.boot(ctx, hc, s.UserData); err != nil {
 				w.mu.Lock()
-				w.refused = append(w.refused, s.Name+": "+err.Error())
+				if w.attempts[s.ID]++; w.attempts[s.ID] < 20 {
+					delete(w.booted, s.ID) // cloud-init's curl retries a failed request
+				} else {
+					w.refused = append(w.refused, s.Name+": "+err.Error())
+				}
 				w.mu.Unlock()
 			}
 		}
