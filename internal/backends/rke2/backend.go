@@ -58,7 +58,7 @@ func NewBackend(s *Settings, comps backends.Components, d Deps) *Backend {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Backend{s: s, d: d, components: comps, Evaluator: &Evaluator{Settings: s, Flavors: d.Infra}}
+	return &Backend{s: s, d: d, components: comps, Evaluator: &Evaluator{Settings: s, Flavors: d.Infra, Names: d.Rancher}}
 }
 
 // Create builds the cluster an order describes, a step per call: it returns the backend id
@@ -90,6 +90,15 @@ func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits b
 		return err
 	}
 	spec.Name = res.BackendID
+	// The evaluator judged only the counts; the scaled cluster's flavors and totals are
+	// checked here, against the resource's own attributes.
+	flavors, err := b.resolve(ctx, &spec)
+	if err != nil {
+		return err
+	}
+	if err := Check(b.s, &spec, flavors); err != nil {
+		return err
+	}
 	_, err = b.reconcile(ctx, res.UUID, &spec)
 	return err
 }

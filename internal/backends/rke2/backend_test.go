@@ -219,3 +219,22 @@ func TestUsageFromRancherCapacity(t *testing.T) {
 		t.Fatalf("usage %+v", got)
 	}
 }
+
+// TestScaleBeyondTenantMaximaRefused: an Update order passes the evaluator on its counts alone;
+// the backend checks the scaled cluster's totals against the tenant maxima and refuses with a
+// reason the customer can read, before touching anything.
+func TestScaleBeyondTenantMaximaRefused(t *testing.T) {
+	w := newMemWorld(t, 1)
+	info, _ := createCluster(t, w, 3, 2)
+	res := clusterResource(3, 20) // 3 × 4 + 20 × 8 vCPU > 64
+	res.BackendID = info.BackendID
+	before := len(w.servers)
+	err := memBackend(t, w).SetLimits(context.Background(), res, res.Limits)
+	msg, public := failure.PublicMessage(err)
+	if !public || !strings.Contains(msg, "vCPU in total, more than the 64") {
+		t.Fatalf("scale to 20 agents: %v, want a refusal naming the vCPU maximum", err)
+	}
+	if len(w.servers) != before {
+		t.Fatalf("servers %d → %d after a refused scale", before, len(w.servers))
+	}
+}

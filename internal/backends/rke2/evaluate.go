@@ -24,11 +24,20 @@ type FlavorSource interface {
 
 var _ backends.OrderEvaluator = (*Evaluator)(nil)
 
+// ClusterNames tells who owns a cluster name in Rancher: the Waldur resource UUID its
+// provisioning cluster is labelled with ("" for a cluster site-agent did not make), or an
+// error wrapping failure.ErrNotFound when the name is free.
+type ClusterNames interface {
+	ClusterOwner(ctx context.Context, name string) (string, error)
+}
+
 // Evaluator implements backends.OrderEvaluator for rke2 offerings: an order that could not be
 // carried out is rejected before approval, with a reason the customer can act on.
 type Evaluator struct {
 	Settings *Settings
 	Flavors  FlavorSource
+	// Names, when set, makes a Create order whose cluster name is taken in Rancher a rejection.
+	Names ClusterNames
 }
 
 // Evaluate implements backends.OrderEvaluator. Create and Update orders are parsed and checked;
@@ -61,7 +70,31 @@ func (e *Evaluator) Evaluate(ctx context.Context, review backends.OrderReview) (
 		msg, _ := failure.PublicMessage(err)
 		return backends.Reject, msg, nil
 	}
+	if err := e.nameFree(ctx, spec.Name, review.Resource.UUID); err != nil {
+		if msg, ok := failure.PublicMessage(err); ok {
+			return backends.Reject, msg, nil
+		}
+		return backends.Defer, "", err
+	}
 	return backends.Accept, "", nil
+}
+
+// nameFree: the cluster name is unused in Rancher, or used by this very resource (an order
+// evaluated again after a restart).
+func (e *Evaluator) nameFree(ctx context.Context, name, resource string) error {
+	if e.Names == nil {
+		return nil
+	}
+	owner, err := e.Names.ClusterOwner(ctx, name)
+	switch {
+	case errors.Is(err, failure.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("look up cluster name %q: %w", name, err)
+	case owner != "" && owner == resource:
+		return nil
+	}
+	return failure.Errorf("a cluster named %q already exists; choose another name", name)
 }
 
 // checkLimitCounts judges the node counts an Update order asks for. Flavor sizes and tenant

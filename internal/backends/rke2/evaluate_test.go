@@ -217,3 +217,63 @@ func TestClusterTotals(t *testing.T) {
 		t.Errorf("totals %+v, want %+v", got, want)
 	}
 }
+
+// nameTable answers ClusterOwner from a map of cluster name → owner UUID.
+type nameTable struct {
+	owners map[string]string
+	err    error
+}
+
+func (n nameTable) ClusterOwner(_ context.Context, name string) (string, error) {
+	if n.err != nil {
+		return "", n.err
+	}
+	owner, ok := n.owners[name]
+	if !ok {
+		return "", fmt.Errorf("cluster %s: %w", name, failure.ErrNotFound)
+	}
+	return owner, nil
+}
+
+// TestEvaluateNameTaken: a Create order for a name Rancher already has is rejected unless the
+// cluster is this resource's own (the order evaluated again after a restart); an unreachable
+// Rancher leaves the order pending.
+func TestEvaluateNameTaken(t *testing.T) {
+	const mine = "0123456789abcdef0123456789abcdef"
+	names := nameTable{owners: map[string]string{"taken": "ffffffffffffffffffffffffffffffff", "foreign": "", "mine": mine}}
+	cases := []struct {
+		name, cluster, reject string
+		names                 ClusterNames
+	}{
+		{"free", "fresh", "", names},
+		{"another resource's", "taken", `a cluster named "taken" already exists`, names},
+		{"made by hand in Rancher", "foreign", `a cluster named "foreign" already exists`, names},
+		{"this resource's own", "mine", "", names},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &Evaluator{Settings: goldenSettings(t), Flavors: cloudFlavors, Names: tc.names}
+			res := backends.Resource{UUID: mine, Attributes: managedOrder("name", tc.cluster)}
+			dec, why, err := e.Evaluate(context.Background(), backends.OrderReview{Type: "Create", Resource: res})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.reject == "" && dec != backends.Accept {
+				t.Fatalf("decision %v (%s), want accept", dec, why)
+			}
+			if tc.reject != "" && (dec != backends.Reject || !strings.Contains(why, tc.reject)) {
+				t.Fatalf("decision %v %q, want a rejection containing %q", dec, why, tc.reject)
+			}
+		})
+	}
+	// An order without a resource UUID never owns a cluster made by hand (no label).
+	e := &Evaluator{Settings: goldenSettings(t), Flavors: cloudFlavors, Names: names}
+	if dec, _, _ := e.Evaluate(context.Background(), backends.OrderReview{Type: "Create", Resource: backends.Resource{Attributes: managedOrder("name", "foreign")}}); dec != backends.Reject {
+		t.Fatalf("no uuid, foreign cluster: decision %v, want reject", dec)
+	}
+	down := &Evaluator{Settings: goldenSettings(t), Flavors: cloudFlavors, Names: nameTable{err: failure.Transient(errors.New("rancher: 503"))}}
+	dec, why, err := down.Evaluate(context.Background(), backends.OrderReview{Type: "Create", Resource: backends.Resource{UUID: mine, Attributes: managedOrder()}})
+	if err == nil || dec == backends.Reject || why != "" {
+		t.Fatalf("rancher down: decision %v %q err %v, want an error and no rejection", dec, why, err)
+	}
+}

@@ -315,6 +315,21 @@ func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, er
 	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: "active"}, nil
 }
 
+func (m memRancher) ClusterOwner(_ context.Context, name string) (string, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("ClusterOwner"); err != nil {
+		return "", err
+	}
+	for uuid, cl := range w.clusters {
+		if cl.ref.Name == name {
+			return uuid, nil
+		}
+	}
+	return "", fmt.Errorf("cluster %s: %w", name, failure.ErrNotFound)
+}
+
 func (m memRancher) cluster(rc RancherCluster) *memCluster {
 	for _, cl := range m.w.clusters {
 		if cl.mgmtID == rc.ManagementID && rc.ManagementID != "" {

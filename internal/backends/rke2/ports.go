@@ -92,6 +92,7 @@ type Capacity struct {
 
 // Rancher is the Rancher side of the clusters.
 type Rancher interface {
+	ClusterNames
 	// EnsureCluster finds or creates the cluster (labelled with c.UUID). A cluster of that name
 	// labelled with another UUID is failure.ErrDuplicate.
 	EnsureCluster(ctx context.Context, c ClusterRef, spec ProvisionSpec) (RancherCluster, error)

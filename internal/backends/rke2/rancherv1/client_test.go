@@ -149,3 +149,19 @@ func TestFaultsAreRetried(t *testing.T) {
 		t.Fatal("no fault was injected")
 	}
 }
+
+// TestClusterOwner: a free name is not found; a cluster made by EnsureCluster answers with the
+// resource UUID it is labelled with.
+func TestClusterOwner(t *testing.T) {
+	ctx := context.Background()
+	_, c, _ := newSim(t)
+	if _, err := c.ClusterOwner(ctx, "prod"); !errors.Is(err, failure.ErrNotFound) {
+		t.Fatalf("free name: %v, want not found", err)
+	}
+	if _, err := c.EnsureCluster(ctx, rke2.ClusterRef{UUID: uuid, Name: "prod"}, rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if owner, err := c.ClusterOwner(ctx, "prod"); err != nil || owner != uuid {
+		t.Fatalf("owner %q %v, want %s", owner, err, uuid)
+	}
+}

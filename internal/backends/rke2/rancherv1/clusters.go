@@ -57,6 +57,17 @@ func (c *Client) Cluster(ctx context.Context, ref rke2.ClusterRef) (rke2.Rancher
 	return p.view(), nil
 }
 
+// ClusterOwner implements rke2.ClusterNames: the resource UUID the provisioning cluster of
+// that name is labelled with ("" when site-agent did not make it), failure.ErrNotFound when
+// there is none.
+func (c *Client) ClusterOwner(ctx context.Context, name string) (string, error) {
+	p, err := c.get(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return p.Metadata.Labels[LabelCluster], nil
+}
+
 // EnsureCluster finds or creates the cluster.
 func (c *Client) EnsureCluster(ctx context.Context, ref rke2.ClusterRef, spec rke2.ProvisionSpec) (rke2.RancherCluster, error) {
 	p, err := c.get(ctx, ref.Name)
