@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/secret"
 )
@@ -81,21 +79,4 @@ func (v *ClusterVault) Remove(ctx context.Context, cluster string) error {
 		return err
 	}
 	return v.admin.Delete(ctx, v.secretPath(cluster))
-}
-
-// Check is the diagnostics line: the AppRole auth method is enabled at the configured mount.
-func (v *ClusterVault) Check(ctx context.Context) backends.Check {
-	c := backends.Check{Name: "vault approle"}
-	mounts, err := v.admin.AuthMounts(ctx)
-	if err != nil {
-		c.Detail = err.Error()
-		return c
-	}
-	typ, ok := mounts[strings.TrimSuffix(v.approleMount, "/")+"/"]
-	if !ok || typ != "approle" {
-		c.Detail = fmt.Sprintf("no AppRole auth method at auth/%s (vault auth enable -path=%s approle)", v.approleMount, v.approleMount)
-		return c
-	}
-	c.OK, c.Detail = true, "AppRole auth method at auth/"+v.approleMount
-	return c
 }

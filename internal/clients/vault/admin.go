@@ -174,3 +174,18 @@ func dataString(sec *api.Secret, key string) (string, bool) {
 	s, ok := sec.Data[key].(string)
 	return s, ok
 }
+
+// Capabilities lists what the Admin's own token may do on path (sys/capabilities-self):
+// "create", "read", "update", "delete", "list", "sudo", "deny", or "root" for a root token.
+func (a *Admin) Capabilities(ctx context.Context, path string) ([]string, error) {
+	var caps []string
+	err := a.s.do(ctx, func(c *api.Client) error {
+		var err error
+		caps, err = c.Sys().CapabilitiesSelfWithContext(ctx, path)
+		return err
+	})
+	if err != nil {
+		return nil, wrapErr(err, "reading the token's capabilities on %s", path)
+	}
+	return caps, nil
+}

@@ -3,7 +3,7 @@
 // older sys/policy), the AppRole auth method (roles, role ids, secret ids with use counts and
 // TTLs, login), tokens with policies, use counts and TTLs (lookup-self), a KV version 2 engine
 // (data and metadata paths) and the mount lookups the vault client makes
-// (sys/internal/ui/mounts, sys/auth).
+// (sys/internal/ui/mounts, sys/auth) and the token's own capabilities (sys/capabilities-self).
 //
 // Like Vault it requires X-Vault-Token on everything but login, enforces the token's policies
 // (path globs ending in "*", capabilities create, read, update, delete, list; the root token may

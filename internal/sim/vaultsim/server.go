@@ -137,6 +137,8 @@ func opName(method, path string) string {
 		return "sys.auth"
 	case path == "auth/token/lookup-self":
 		return "token.lookup-self"
+	case path == "sys/capabilities-self":
+		return "sys.capabilities"
 	case len(parts) == 5 && parts[0] == "auth" && parts[2] == "role":
 		return "approle." + parts[4]
 	case len(parts) == 4 && parts[0] == "auth" && parts[2] == "role":
@@ -187,6 +189,8 @@ func (c *call) route() {
 	switch {
 	case p == "auth/token/lookup-self" && c.r.Method == http.MethodGet:
 		c.lookupSelf()
+	case p == "sys/capabilities-self":
+		c.capabilitiesSelf()
 	case strings.HasPrefix(p, "sys/policies/acl/"):
 		c.policy(strings.TrimPrefix(p, "sys/policies/acl/"), "policy")
 	case strings.HasPrefix(p, "sys/policy/"):
