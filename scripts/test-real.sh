@@ -67,7 +67,7 @@ e2e=()
 if [ "${KUBE:-1}" = 1 ]; then
   log "Kubernetes control plane binaries ($(elapsed))"
   ./scripts/kube/build.sh
-  packages+=(./internal/backends/rancher/... ./internal/leader/... ./internal/vclusters/...)
+  packages+=(./internal/backends/rancher/... ./internal/backends/rke2/argocd/ ./internal/leader/... ./internal/vclusters/...)
   e2e+=(Rancher LeaderElection)
 fi
 if [ -n "$os_pid" ]; then

@@ -28,7 +28,9 @@ type Deps struct {
 	Infra   Infra
 	Rancher Rancher
 	Vault   NodeVault
-	Log     *zap.Logger
+	// ArgoCD, when set, has every ready cluster registered (argocd_k8s_* settings).
+	ArgoCD ArgoCD
+	Log    *zap.Logger
 	// DrainTimeout is how long a node may take to drain before its removal fails with an
 	// error naming it (default 15 minutes).
 	DrainTimeout time.Duration
@@ -137,6 +139,9 @@ func (b *Backend) Ping(ctx context.Context) error {
 func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
 	checks := b.d.Rancher.Diagnose(ctx)
 	checks = append(checks, b.d.Vault.Check(ctx))
+	if b.d.ArgoCD != nil {
+		checks = append(checks, b.d.ArgoCD.Check(ctx))
+	}
 	return append(checks, b.d.Infra.Diagnose(ctx)...)
 }
 

@@ -330,6 +330,16 @@ func (m memRancher) ClusterOwner(_ context.Context, name string) (string, error)
 	return "", fmt.Errorf("cluster %s: %w", name, failure.ErrNotFound)
 }
 
+func (m memRancher) Kubeconfig(_ context.Context, rc RancherCluster) (Kubeconfig, error) {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("Kubeconfig"); err != nil {
+		return Kubeconfig{}, err
+	}
+	return Kubeconfig{Server: "https://rancher.test/k8s/clusters/" + m.cluster(rc).mgmtID, Token: secret.New(fmt.Sprintf("kubeconfig-u:%d", w.calls["Kubeconfig"]))}, nil
+}
+
 func (m memRancher) cluster(rc RancherCluster) *memCluster {
 	for _, cl := range m.w.clusters {
 		if cl.mgmtID == rc.ManagementID && rc.ManagementID != "" {

@@ -119,6 +119,34 @@ type Rancher interface {
 	BindGroup(ctx context.Context, rc RancherCluster, principal, roleTemplate string) error
 	// UnbindGroups removes the cluster's bindings of the given principals.
 	UnbindGroups(ctx context.Context, rc RancherCluster, principals []string) error
+	// Kubeconfig makes a kubeconfig for the cluster (a new Rancher API token each call).
+	Kubeconfig(ctx context.Context, rc RancherCluster) (Kubeconfig, error)
 	// Diagnose: Rancher v1 and v3 reachable with the configured key.
 	Diagnose(ctx context.Context) []backends.Check
+}
+
+// Kubeconfig is how a client reaches a cluster through Rancher.
+type Kubeconfig struct {
+	Server string        // https://<rancher>/k8s/clusters/<id>
+	Token  secret.Secret // a Rancher API token scoped to the cluster
+	CAData []byte        // PEM of Rancher's CA; nil when Rancher's certificate is publicly trusted
+}
+
+// ArgoCluster is a cluster as ArgoCD is told about it.
+type ArgoCluster struct {
+	UUID     string // the resource UUID: the secret is cluster-<uuid>
+	Name     string
+	Longhorn bool // labelled k8s.waldur.com/longhorn-enabled=true
+}
+
+// ArgoCD registers clusters with an ArgoCD instance (a cluster secret in its namespace).
+type ArgoCD interface {
+	// Ensure registers the cluster once: when its secret is absent, mint is called for the
+	// server and a token and the secret is created; an existing secret only has its labels
+	// brought in step (no new token).
+	Ensure(ctx context.Context, c ArgoCluster, mint func(context.Context) (Kubeconfig, error)) error
+	// Remove deletes the cluster's secret; an absent one is success.
+	Remove(ctx context.Context, uuid string) error
+	// Check: the namespace is reachable with the configured kubeconfig.
+	Check(ctx context.Context) backends.Check
 }

@@ -138,6 +138,9 @@ func (b *Backend) finish(ctx context.Context, c *cluster, info backends.Info) (b
 	if err := b.d.Vault.Remove(ctx, c.ref.UUID); err != nil {
 		return info, fmt.Errorf("remove the bootstrap vault objects: %w", err)
 	}
+	if err := b.registerArgo(ctx, c); err != nil {
+		return info, err
+	}
 	info.Limits = backends.Quantities{b.s.ServerNodesComponent: float64(c.spec.Servers), b.s.AgentNodesComponent: float64(c.spec.Agents)}
 	info.Metadata = map[string]any{"rancher_cluster_id": c.rc.ManagementID, "rancher_cluster_name": c.rc.Name,
 		"stage": ClusterReady, "servers": c.spec.Servers, "agents": c.spec.Agents}

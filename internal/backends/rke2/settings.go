@@ -322,6 +322,12 @@ func (s *Settings) validateIntegrations() error {
 			return fmt.Errorf("backend_settings.keycloak_username: keycloak_username and keycloak_password are required with keycloak_url")
 		}
 	}
+	if s.ArgoCDKubeconfig.IsZero() != (s.ArgoCDNamespace == "") {
+		return fmt.Errorf("backend_settings.argocd_k8s_namespace: argocd_k8s_namespace and argocd_k8s_kubeconfig go together")
+	}
+	if s.ArgoCDNamespace != "" && !dnsLabelRe.MatchString(s.ArgoCDNamespace) {
+		return fmt.Errorf("backend_settings.argocd_k8s_namespace: want a namespace name, got %q", s.ArgoCDNamespace)
+	}
 	if s.CloudInitTemplateFile != "" {
 		if _, err := os.Stat(s.CloudInitTemplateFile); err != nil {
 			return fmt.Errorf("backend_settings.cloud_init_template_file: %v", err)

@@ -27,6 +27,9 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 		}
 		log.Info("server deleted", zap.String("server", s.Name))
 	}
+	if err := b.unregisterArgo(ctx, c); err != nil {
+		return err
+	}
 	if err := b.d.Rancher.DeleteCluster(ctx, c); err != nil {
 		return fmt.Errorf("delete rancher cluster: %w", err)
 	}

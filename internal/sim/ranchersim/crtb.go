@@ -136,6 +136,7 @@ func (s *Server) deleteCRTB(w http.ResponseWriter, r *http.Request, id string) {
 
 // removeClusterObjectsLocked deletes a cluster's nodes and bindings (s.mu held).
 func (s *Server) removeClusterObjectsLocked(cid string) {
+	delete(s.kubeconfigs, cid)
 	for id, n := range s.nodes {
 		if n.clusterID == cid {
 			delete(s.nodes, id)

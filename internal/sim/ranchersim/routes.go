@@ -61,10 +61,6 @@ func (s *Server) v3Routes(p []string) map[string]route {
 		return map[string]route{get: {"schemas.list", s.handleSchemas}}
 	case len(p) == 2 && p[0] == "schemas":
 		return map[string]route{get: {"schema.get", func(w http.ResponseWriter, r *http.Request) { s.handleSchema(w, r, p[1]) }}}
-	case len(p) == 1 && p[0] == "clusters":
-		return map[string]route{get: {"clusters.list", s.handleClusters}}
-	case len(p) == 2 && p[0] == "clusters":
-		return map[string]route{get: {"cluster.get", func(w http.ResponseWriter, r *http.Request) { s.handleCluster(w, r, p[1]) }}}
 	case len(p) == 3 && p[0] == "clusters" && p[2] == "namespaces":
 		return map[string]route{
 			get:             {"namespaces.list", func(w http.ResponseWriter, r *http.Request) { s.listNamespaces(w, r, p[1]) }},

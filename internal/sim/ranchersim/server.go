@@ -57,16 +57,17 @@ type Server struct {
 	proxy *httputil.ReverseProxy
 	kube  kubernetes.Interface // nil without upstream
 
-	mu         sync.Mutex
-	st         *state
-	calls      map[string]int
-	violations []string
-	tokens     map[string]*Token       // cluster registration tokens by id
-	tun        *tunnels                // the agent connect endpoint (tunnel.go)
-	prov       map[string]*provCluster // v1 provisioning clusters by name (provisioning.go)
-	nodes      map[string]*simNode     // v3 nodes by id (nodes.go)
-	crtbs      map[string]*crtb        // cluster role template bindings by id (crtb.go)
-	hung       map[string]bool         // node names whose drains never finish
+	mu          sync.Mutex
+	st          *state
+	calls       map[string]int
+	violations  []string
+	tokens      map[string]*Token       // cluster registration tokens by id
+	tun         *tunnels                // the agent connect endpoint (tunnel.go)
+	prov        map[string]*provCluster // v1 provisioning clusters by name (provisioning.go)
+	nodes       map[string]*simNode     // v3 nodes by id (nodes.go)
+	crtbs       map[string]*crtb        // cluster role template bindings by id (crtb.go)
+	hung        map[string]bool         // node names whose drains never finish
+	kubeconfigs map[string][]string     // kubeconfig tokens by cluster id (kubeconfig.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }

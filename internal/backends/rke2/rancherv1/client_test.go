@@ -165,3 +165,27 @@ func TestClusterOwner(t *testing.T) {
 		t.Fatalf("owner %q %v, want %s", owner, err, uuid)
 	}
 }
+
+// TestKubeconfig: Rancher's generateKubeconfig answers a kubeconfig of its cluster proxy with a
+// new token per call; a cluster Rancher does not know is not found.
+func TestKubeconfig(t *testing.T) {
+	ctx := context.Background()
+	sim, c, base := newSim(t)
+	rc, err := c.EnsureCluster(ctx, rke2.ClusterRef{UUID: uuid, Name: "prod"}, rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := c.Kubeconfig(ctx, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kc.Server != base+"/k8s/clusters/"+rc.ManagementID || kc.Token.IsZero() {
+		t.Fatalf("kubeconfig server %q, token set %v", kc.Server, !kc.Token.IsZero())
+	}
+	if got := sim.KubeconfigTokens(rc.ManagementID); len(got) != 1 || got[0] != kc.Token.Reveal() {
+		t.Fatalf("rancher made tokens %d, want the one returned", len(got))
+	}
+	if _, err := c.Kubeconfig(ctx, rke2.RancherCluster{Name: "gone", ManagementID: "c-m-nothere"}); !errors.Is(err, failure.ErrNotFound) {
+		t.Fatalf("unknown cluster: %v", err)
+	}
+}

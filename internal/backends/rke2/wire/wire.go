@@ -11,6 +11,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
+	"github.com/waldur/site-agent/internal/backends/rke2/argocd"
 	"github.com/waldur/site-agent/internal/backends/rke2/novainfra"
 	"github.com/waldur/site-agent/internal/backends/rke2/rancherv1"
 	"github.com/waldur/site-agent/internal/clients/keycloak"
@@ -39,7 +40,14 @@ func New(p backends.Params) (backends.Backend, []string, error) {
 	if err != nil {
 		return nil, warnings, err
 	}
-	b := rke2.NewBackend(&s, p.Components, rke2.Deps{Infra: infra, Rancher: ranch, Vault: vault, Log: log})
+	deps := rke2.Deps{Infra: infra, Rancher: ranch, Vault: vault, Log: log}
+	if s.ArgoCDNamespace != "" {
+		kubeUp := p.Upstreams.Get(upstream.Kubernetes)
+		if deps.ArgoCD, err = argocd.New(s.ArgoCDKubeconfig, s.ArgoCDNamespace, kubeUp.TimeoutOr(30*time.Second)); err != nil {
+			return nil, warnings, err
+		}
+	}
+	b := rke2.NewBackend(&s, p.Components, deps)
 	if s.KeycloakURL == "" {
 		return b, warnings, nil
 	}
