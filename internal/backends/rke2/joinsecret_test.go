@@ -192,7 +192,9 @@ func TestJoinSecretRefusesAndNeverLeaks(t *testing.T) {
 	}
 	var doc struct {
 		Mirrors map[string]struct{ Endpoint []string }
-		Configs map[string]struct{ Auth struct{ Username, Password string } }
+		Configs map[string]struct {
+			Auth struct{ Username, Password string }
+		}
 	}
 	if err := yaml.Unmarshal(text, &doc); err != nil || doc.Mirrors["docker.io"].Endpoint[0] != "https://registry.example.com:5000" ||
 		doc.Configs["registry.example.com:5000"].Auth.Password != `pa"ss\word` || doc.Configs["registry.example.com:5000"].Auth.Username != "puller" {

@@ -30,9 +30,9 @@ type memWorld struct {
 	servers       map[string]*memVM // by id
 	networks      map[string]bool   // cluster UUID → network exists
 	clusters      map[string]*memCluster
-	vault         map[string]*memSecret   // cluster UUID → its Vault objects (memvault_test.go)
+	vault         map[string]*memSecret     // cluster UUID → its Vault objects (memvault_test.go)
 	tokensRead    map[string]map[string]int // cluster UUID → tokens its booted nodes read → how many
-	sids          map[string]bool          // issued, unused secret ids
+	sids          map[string]bool           // issued, unused secret ids
 	calls         map[string]int
 	bindings      map[string]bool // "<management id> <role> <principal>"
 	neverDrain    string          // a node that never drains
