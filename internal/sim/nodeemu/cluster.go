@@ -9,19 +9,25 @@ import (
 )
 
 // Cluster is an emulated RKE2 cluster: its join token and the nodes that joined, each with the
-// address its supervisor (port 9345) listens on.
+// address its supervisor (port 9345) listens on and its node-label labels. Once a server has
+// applied Rancher's import manifest (Apply), the cluster agent it deploys reports the cluster's
+// Nodes to the Rancher simulator after every change (agent.go).
 type Cluster struct {
 	mu    sync.Mutex
 	token string
 	nodes map[string]*member // by node name
+
+	agent *agent // set by the first Apply
 }
 
 type member struct {
 	role, addr string
+	labels     map[string]string
 	up         bool
 }
 
-// NewCluster returns an empty cluster that accepts token.
+// NewCluster returns an empty cluster that accepts token; with "" the initial server's token
+// becomes the cluster's, as RKE2's first server does with its configured token.
 func NewCluster(token string) *Cluster {
 	return &Cluster{token: token, nodes: map[string]*member{}}
 }
@@ -30,11 +36,15 @@ func NewCluster(token string) *Cluster {
 // server (no server URL) only into an empty cluster; any other node only through a live
 // server's supervisor; only with the cluster's token.
 func (c *Cluster) Join(b Boot, token, addr string) error {
+	if err := c.join(b, token, addr); err != nil {
+		return err
+	}
+	return c.report()
+}
+
+func (c *Cluster) join(b Boot, token, addr string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if token != c.token {
-		return fmt.Errorf("%s: the server refused the token", b.NodeName)
-	}
 	if _, dup := c.nodes[b.NodeName]; dup {
 		return fmt.Errorf("%s: a node with that name is already in the cluster", b.NodeName)
 	}
@@ -45,10 +55,16 @@ func (c *Cluster) Join(b Boot, token, addr string) error {
 		if len(c.nodes) > 0 {
 			return fmt.Errorf("%s: a server without server: would start a second cluster", b.NodeName)
 		}
+		if c.token == "" {
+			c.token = token // the first server's configured token becomes the cluster's
+		}
 	} else if err := c.reachable(b.ServerURL); err != nil {
 		return fmt.Errorf("%s: %w", b.NodeName, err)
 	}
-	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, up: true}
+	if token == "" || token != c.token {
+		return fmt.Errorf("%s: the server refused the token", b.NodeName)
+	}
+	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, labels: b.Labels, up: true}
 	return nil
 }
 
@@ -66,13 +82,23 @@ func (c *Cluster) reachable(raw string) error {
 	return fmt.Errorf("no live server at %s", u.Host)
 }
 
-// Stop makes a node unreachable (its VM died or was deleted).
-func (c *Cluster) Stop(name string) {
+// Stop makes a node unreachable (its VM died): its Node turns NotReady.
+func (c *Cluster) Stop(name string) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if m := c.nodes[name]; m != nil {
 		m.up = false
 	}
+	c.mu.Unlock()
+	return c.report()
+}
+
+// Remove takes a node out of the cluster (its VM was deleted and its Node object with it, as
+// Rancher deletes it when the node is deleted there).
+func (c *Cluster) Remove(name string) error {
+	c.mu.Lock()
+	delete(c.nodes, name)
+	c.mu.Unlock()
+	return c.report()
 }
 
 // Members lists the joined nodes as "name(role)", sorted.
