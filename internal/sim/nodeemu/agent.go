@@ -54,8 +54,22 @@ func (c *Cluster) BootRKE2(ctx context.Context, hc *http.Client, vaultAddr strin
 	return c.Apply(manifest, hc)
 }
 
-// FetchManifest GETs Rancher's import manifest as the node's curl -f does.
+// FetchManifest GETs Rancher's import manifest as the node's curl -f --retry does.
 func FetchManifest(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
+	var err error
+	for attempt := range curlRetries + 1 {
+		if attempt > 0 {
+			time.Sleep(curlRetryDelay)
+		}
+		var b []byte
+		if b, err = fetchOnce(ctx, hc, url); err == nil || ctx.Err() != nil {
+			return b, err
+		}
+	}
+	return nil, err
+}
+
+func fetchOnce(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, errors.New("import manifest: bad URL")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -145,7 +146,28 @@ func (b Boot) secrets(data map[string]string) (Secrets, error) {
 	return s, nil
 }
 
+// do sends one request as the script's curl -f --retry 10 --retry-all-errors does: any failure
+// is tried again (a spent secret id stays refused).
 func do(ctx context.Context, hc *http.Client, method, url, token string, body []byte, out any) error {
+	var err error
+	for attempt := range curlRetries + 1 {
+		if attempt > 0 {
+			time.Sleep(curlRetryDelay)
+		}
+		if err = doOnce(ctx, hc, method, url, token, body, out); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// curlRetries and curlRetryDelay: the script's --retry 10 (its --retry-delay 5 shortened).
+const (
+	curlRetries    = 10
+	curlRetryDelay = 10 * time.Millisecond
+)
+
+func doOnce(ctx context.Context, hc *http.Client, method, url, token string, body []byte, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package nodeemu
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -17,8 +18,12 @@ type Cluster struct {
 	token string
 	nodes map[string]*member // by node name
 
-	agent *agent // set by the first Apply
+	agent      *agent // set by the first Apply
+	reportErrs []string
 }
+
+// ErrRefused marks a join that RKE2 would refuse (wrong order, server, token or name).
+var ErrRefused = errors.New("refused by the RKE2 cluster")
 
 type member struct {
 	role, addr string
@@ -35,34 +40,36 @@ func NewCluster(token string) *Cluster {
 // Join adds a booted node that holds token and listens on addr, with RKE2's rules: the initial
 // server (no server URL) only into an empty cluster; any other node only through a live
 // server's supervisor; only with the cluster's token.
+// The cluster agent's report follows (its failure is kept: ReportErrors).
 func (c *Cluster) Join(b Boot, token, addr string) error {
 	if err := c.join(b, token, addr); err != nil {
 		return err
 	}
-	return c.report()
+	c.keep(c.report())
+	return nil
 }
 
 func (c *Cluster) join(b Boot, token, addr string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.nodes[b.NodeName]; dup {
-		return fmt.Errorf("%s: a node with that name is already in the cluster", b.NodeName)
+		return fmt.Errorf("%w: %s: a node with that name is already in the cluster", ErrRefused, b.NodeName)
 	}
 	if b.ServerURL == "" {
 		if b.Role != "server" {
-			return fmt.Errorf("%s: an agent needs a server to join", b.NodeName)
+			return fmt.Errorf("%w: %s: an agent needs a server to join", ErrRefused, b.NodeName)
 		}
 		if len(c.nodes) > 0 {
-			return fmt.Errorf("%s: a server without server: would start a second cluster", b.NodeName)
+			return fmt.Errorf("%w: %s: a server without server: would start a second cluster", ErrRefused, b.NodeName)
 		}
 		if c.token == "" {
 			c.token = token // the first server's configured token becomes the cluster's
 		}
 	} else if err := c.reachable(b.ServerURL); err != nil {
-		return fmt.Errorf("%s: %w", b.NodeName, err)
+		return fmt.Errorf("%w: %s: %w", ErrRefused, b.NodeName, err)
 	}
 	if token == "" || token != c.token {
-		return fmt.Errorf("%s: the server refused the token", b.NodeName)
+		return fmt.Errorf("%w: %s: the server refused the token", ErrRefused, b.NodeName)
 	}
 	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, labels: b.Labels, up: true}
 	return nil
@@ -83,22 +90,37 @@ func (c *Cluster) reachable(raw string) error {
 }
 
 // Stop makes a node unreachable (its VM died): its Node turns NotReady.
-func (c *Cluster) Stop(name string) error {
+func (c *Cluster) Stop(name string) {
 	c.mu.Lock()
 	if m := c.nodes[name]; m != nil {
 		m.up = false
 	}
 	c.mu.Unlock()
-	return c.report()
+	c.keep(c.report())
 }
 
 // Remove takes a node out of the cluster (its VM was deleted and its Node object with it, as
 // Rancher deletes it when the node is deleted there).
-func (c *Cluster) Remove(name string) error {
+func (c *Cluster) Remove(name string) {
 	c.mu.Lock()
 	delete(c.nodes, name)
 	c.mu.Unlock()
-	return c.report()
+	c.keep(c.report())
+}
+
+func (c *Cluster) keep(err error) {
+	if err != nil {
+		c.mu.Lock()
+		c.reportErrs = append(c.reportErrs, err.Error())
+		c.mu.Unlock()
+	}
+}
+
+// ReportErrors lists the cluster agent's failed reports (after its retries).
+func (c *Cluster) ReportErrors() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.reportErrs...)
 }
 
 // Members lists the joined nodes as "name(role)", sorted.

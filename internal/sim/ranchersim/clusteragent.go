@@ -126,8 +126,6 @@ func (s *Server) notImportedLocked(cid string) string {
 	switch pc := s.provOfLocked(cid); {
 	case pc != nil && pc.spec["rkeConfig"] != nil:
 		return "cluster " + cid + " is provisioned by Rancher (spec.rkeConfig): its machines register through the system agent, not an import"
-	case pc != nil && !pc.deleteAt.IsZero():
-		return "cluster " + cid + " is being deleted"
 	case c.imp == nil || c.imp.agent != nil:
 		return "cluster " + cid + " is not an imported cluster without a tunnel agent"
 	}
