@@ -92,7 +92,7 @@ func TestRKE2ClusterLifecycle(t *testing.T) {
 	w.explainOnFailure(t, p)
 	start := time.Now()
 	got := w.waitOrder(t, p, create, "the 3 + 2 cluster", 90*time.Second)
-	t.Logf("3 + 2 cluster done in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("3 + 2 cluster done in %s; requests: %s", time.Since(start).Round(time.Millisecond), w.requestSummary())
 	if all, st := w.clusterServers(); all != 5 || st["ACTIVE"] != 5 {
 		t.Fatalf("servers %d %v, want 5 ACTIVE", all, st)
 	}
