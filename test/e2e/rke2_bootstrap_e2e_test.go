@@ -124,3 +124,14 @@ func TestRKE2BootstrapLifecycle(t *testing.T) {
 		t.Fatal("vault objects (the join token) left after terminate")
 	}
 }
+
+// TestRKE2BootstrapKilledMidCreateUnderFaults: TestRKE2KilledMidCreateUnderFaults with
+// bootstrap rke2 — 30 % of Rancher, Nova and Vault answers failing and a SIGKILL mid-create end
+// with five VMs, five active nodes that all joined with one join token through live servers.
+func TestRKE2BootstrapKilledMidCreateUnderFaults(t *testing.T) {
+	w := killedMidCreateUnderFaults(t, withBootstrap("rke2"))
+	w.checkRKE2Joins(t, "create under faults")
+	if j := w.rke2.joinLog(); len(j) != 4 {
+		t.Fatalf("%d joins, want 4: %v", len(j), j)
+	}
+}
