@@ -77,6 +77,12 @@ func TestRKE2BootstrapLifecycle(t *testing.T) {
 		t.Fatal("the join token secret is not kept after the create")
 	}
 	w.checkNoSecretsInUserData(t, res.UUID)
+	importURL, _ := w.joinSecret(res.UUID)["import_url"].(string)
+	defer func() { // nothing of the secret in the agent's log, to the end
+		if log := p.out.String(); strings.Contains(log, token) || strings.Contains(log, importURL) {
+			t.Error("the agent's log holds the join token or the import URL")
+		}
+	}()
 	if g := w.kc.Groups()["/c_halo/c_halo_cluster-member"]; strings.Join(g, ",") != "alice,bob" {
 		t.Fatalf("the team's keycloak group: %v", w.kc.Groups())
 	}
