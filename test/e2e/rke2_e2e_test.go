@@ -92,7 +92,7 @@ func TestRKE2ClusterLifecycle(t *testing.T) {
 	w.explainOnFailure(t, p)
 	start := time.Now()
 	got := w.waitOrder(t, p, create, "the 3 + 2 cluster", 90*time.Second)
-	t.Logf("3 + 2 cluster done in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("3 + 2 cluster done in %s; requests: %s", time.Since(start).Round(time.Millisecond), w.requestSummary())
 	if all, st := w.clusterServers(); all != 5 || st["ACTIVE"] != 5 {
 		t.Fatalf("servers %d %v, want 5 ACTIVE", all, st)
 	}
@@ -141,7 +141,13 @@ func TestRKE2ClusterLifecycle(t *testing.T) {
 // (500, 502, 503, 429), the agent is SIGKILLed while the cluster is being built and started
 // again; the order finishes with exactly five VMs, one per node, and five active nodes.
 func TestRKE2KilledMidCreateUnderFaults(t *testing.T) {
-	w := newRKE2World(t)
+	killedMidCreateUnderFaults(t)
+}
+
+// killedMidCreateUnderFaults is TestRKE2KilledMidCreateUnderFaults in a world made with opts;
+// it returns the world once the order is done and checked.
+func killedMidCreateUnderFaults(t *testing.T, opts ...rke2Option) *rke2World {
+	w := newRKE2World(t, opts...)
 	statusFaults := []simfault.Kind{simfault.Status500, simfault.Status502, simfault.Status503, simfault.Status429}
 	w.rs.SetFaults(ranchersim.Faults{Rate: 0.3, Seed: 5, Kinds: statusFaults})
 	w.os.SetFaults(openstacksim.Faults{Rate: 0.3, Seed: 6, Kinds: statusFaults})
@@ -178,4 +184,5 @@ func TestRKE2KilledMidCreateUnderFaults(t *testing.T) {
 	if len(w.rs.FaultLog()) == 0 || len(w.os.FaultLog()) == 0 || len(w.vs.FaultLog()) == 0 {
 		t.Fatal("a simulator injected no fault")
 	}
+	return w
 }

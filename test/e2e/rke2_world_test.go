@@ -45,13 +45,25 @@ type rke2World struct {
 	booted   map[string]bool // server ids the emulator has booted (or given up on)
 	attempts map[string]int  // boot attempts per server id (an injected 5xx is retried)
 	refused  []string        // emulator errors after the last attempt (e.g. a secret id used twice)
+
+	bootstrap string     // backend_settings.bootstrap: rancher (default) or rke2
+	rke2      *rke2Nodes // bootstrap rke2: the emulated RKE2 clusters (rke2_bootstrap_world_test.go)
 }
 
 const vaultRoot = "e2e-vault-root-token"
 
-func newRKE2World(t *testing.T) *rke2World {
+// rke2Option configures the world.
+type rke2Option func(*rke2World)
+
+// withBootstrap sets backend_settings.bootstrap; the node emulator plays that mode's VMs.
+func withBootstrap(mode string) rke2Option { return func(w *rke2World) { w.bootstrap = mode } }
+
+func newRKE2World(t *testing.T, opts ...rke2Option) *rke2World {
 	t.Helper()
-	w := &rke2World{booted: map[string]bool{}, attempts: map[string]int{}}
+	w := &rke2World{booted: map[string]bool{}, attempts: map[string]int{}, bootstrap: "rancher", rke2: newRKE2Nodes()}
+	for _, o := range opts {
+		o(w)
+	}
 	w.os = openstacksim.New(openstacksim.Options{BuildDelay: 150 * time.Millisecond})
 	w.os.AddNamedImage("cirros")
 	w.osURL = serve(t, w.os, false)
@@ -124,6 +136,7 @@ offerings:
     membership_sync_backend: rke2
     reporting_backend: rke2
     backend_settings:
+      bootstrap: %s
       backend_url: %q
       username: "%s"
       password: "%s"
@@ -151,7 +164,7 @@ offerings:
       server_nodes: {limit: 5, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Server nodes"}
       worker_nodes: {limit: 20, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Worker nodes"}
       nodes: {measured_unit: nodes, unit_factor: 1, accounting_type: usage, label: "Nodes"}
-`, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID,
+`, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID, w.bootstrap,
 		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], vhost, vport, vaultRoot, w.kcURL,
 		openstacksim.AuthURL(w.osURL), o.AdminUser, o.AdminPassword, o.AdminProject, o.Region, o.ExternalNetwork)
 	w.config = filepath.Join(w.dir, "config.yaml")
@@ -166,11 +179,13 @@ func (w *rke2World) emulateNodes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	for ctx.Err() == nil {
-		for _, s := range w.os.Servers() {
+		servers := w.os.Servers()
+		w.rke2.vmsGone(servers)
+		for _, s := range servers {
 			if s.Status != "ACTIVE" || w.seen(s.ID) {
 				continue
 			}
-			if err := w.boot(ctx, hc, s.UserData); err != nil {
+			if err := w.boot(ctx, hc, s); err != nil {
 				w.mu.Lock()
 				if w.attempts[s.ID]++; w.attempts[s.ID] < 20 {
 					delete(w.booted, s.ID) // cloud-init's curl retries a failed request
@@ -197,11 +212,14 @@ func (w *rke2World) seen(id string) bool {
 	return false
 }
 
-// boot does what the VM's cloud-init does in bootstrap rancher.
-func (w *rke2World) boot(ctx context.Context, hc *http.Client, userData string) error {
-	b, err := nodeemu.Parse([]byte(userData))
+// boot does what the VM's cloud-init does.
+func (w *rke2World) boot(ctx context.Context, hc *http.Client, s openstacksim.ServerInfo) error {
+	b, err := nodeemu.Parse([]byte(s.UserData))
 	if err != nil {
 		return err
+	}
+	if b.Mode == "rke2" {
+		return w.rke2.boot(ctx, hc, w.vsURL, b, s)
 	}
 	token, err := b.Token(ctx, hc, w.vsURL)
 	if err != nil {

@@ -2,6 +2,7 @@ package vaulttest
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
+	sv "github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -126,4 +128,72 @@ func nodeClient(t *testing.T, c *cluster) *api.Client {
 	}
 	cl.ClearToken()
 	return cl
+}
+
+// TestClusterVaultJoinTokenMadeOnce runs bootstrap rke2's join token against a real Vault core:
+// the token is created only for the initial server, with check-and-set, so a second create
+// (another agent, or a retry after a lost answer) is refused by Vault itself and the stored
+// token stays; the import URL is updated around it; RemoveAccess keeps the secret, a later
+// scale-up finds the same token, and Remove deletes it.
+func TestClusterVaultJoinTokenMadeOnce(t *testing.T) {
+	ctx := context.Background()
+	c := startCluster(t)
+	if err := c.root.Sys().EnableAuthWithOptions("approle", &api.EnableAuthOptions{Type: "approle"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := rke2.NewClusterVault(rke2Settings(t, c, c.root.Token()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cluster = "abcdef0123456789abcdef0123456789"
+	js := func(u string) rke2.JoinSecret { return rke2.JoinSecret{ImportURL: secret.New(u)} }
+	stored := func() (string, string) {
+		kv, err := c.root.Logical().Read("secret/data/" + rke2.VaultSecretPath(cluster))
+		if err != nil || kv == nil {
+			return "", ""
+		}
+		d := kv.Data["data"].(map[string]any)
+		tok, _ := d["token"].(string)
+		u, _ := d["import_url"].(string)
+		return tok, u
+	}
+	if err := v.EnsureJoin(ctx, cluster, js("https://rancher.example.com/v3/import/a_c-m-1.yaml"), false); err == nil {
+		t.Fatal("a token was made for a joining node")
+	}
+	if err := v.EnsureJoin(ctx, cluster, js("https://rancher.example.com/v3/import/a_c-m-1.yaml"), true); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := stored()
+	// What a second agent (or a retried create) sends: Vault refuses the check-and-set write,
+	// and the client says so.
+	cfg, err := sv.ParseConfig(c.section(map[string]any{"method": "token", "token": c.root.Token()}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sv.NewAdminFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = admin.PutCAS(ctx, "secret/"+rke2.VaultSecretPath(cluster), map[string]string{"token": "second"}, 0)
+	if !errors.Is(err, sv.ErrVersionMismatch) {
+		t.Fatalf("a second create: %v, want a version mismatch", err)
+	}
+	if _, version, err := admin.GetVersioned(ctx, "secret/"+rke2.VaultSecretPath(cluster)); err != nil || version != 1 {
+		t.Fatalf("version %d, %v", version, err)
+	}
+	if err := v.RemoveAccess(ctx, cluster); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.EnsureJoin(ctx, cluster, js("https://rancher.example.com/v3/import/b_c-m-1.yaml"), false); err != nil {
+		t.Fatal(err)
+	}
+	if tok, u := stored(); len(first) != 64 || tok != first || u != "https://rancher.example.com/v3/import/b_c-m-1.yaml" {
+		t.Fatalf("after the scale-up: token kept %v, import URL %q", tok == first, u)
+	}
+	if err := v.Remove(ctx, cluster); err != nil {
+		t.Fatal(err)
+	}
+	if tok, _ := stored(); tok != "" {
+		t.Fatal("the join token is left after Remove")
+	}
 }

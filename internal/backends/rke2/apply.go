@@ -40,7 +40,7 @@ func (b *Backend) apply(ctx context.Context, c *cluster, actions []Action, serve
 
 // createNode boots one VM whose cloud-init carries a fresh single-use Vault secret id.
 func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers map[string]ServerView) error {
-	if err := b.ensureVault(ctx, c); err != nil {
+	if err := b.ensureVault(ctx, c, a.Inventory.Initial); err != nil {
 		return err
 	}
 	joinAddr := ""
@@ -67,21 +67,41 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 }
 
 // ensureVault writes the cluster's policy, AppRole and token secret once per call that creates
-// nodes (the token is the cluster's registration token, which Rancher keeps).
-func (b *Backend) ensureVault(ctx context.Context, c *cluster) error {
+// nodes. Bootstrap rancher: the token is the cluster's registration token, which Rancher keeps.
+// Bootstrap rke2: the secret keeps the cluster's join token (made with the initial server,
+// never again), the import manifest URL and registries.yaml.
+func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) error {
 	if c.vaultOK {
 		return nil
 	}
-	token, err := b.d.Rancher.RegistrationToken(ctx, c.rc)
+	reg, err := b.d.Rancher.Registration(ctx, c.rc)
 	if err != nil {
 		return fmt.Errorf("registration token: %w", err)
 	}
-	defer token.Forget()
-	if err := b.d.Vault.Ensure(ctx, c.ref.UUID, token); err != nil {
+	defer reg.Token.Forget()
+	defer reg.ManifestURL.Forget()
+	if b.s.Bootstrap == BootstrapRKE2 {
+		err = b.ensureJoin(ctx, c, reg, initial)
+	} else {
+		err = b.d.Vault.Ensure(ctx, c.ref.UUID, reg.Token)
+	}
+	if err != nil {
 		return fmt.Errorf("vault objects: %w", err)
 	}
 	c.vaultOK = true
 	return nil
+}
+
+func (b *Backend) ensureJoin(ctx context.Context, c *cluster, reg Registration, initial bool) error {
+	if reg.ManifestURL.IsZero() {
+		return notReady(c.ref, "rancher has not given the cluster's import manifest URL yet")
+	}
+	registries, err := RegistriesYAML(b.s)
+	if err != nil {
+		return failure.Errorf("%v", err)
+	}
+	defer registries.Forget()
+	return b.d.Vault.EnsureJoin(ctx, c.ref.UUID, JoinSecret{ImportURL: reg.ManifestURL, Registries: registries}, initial)
 }
 
 // removeNode marks the Rancher node as leaving (so the removal is finished whatever later

@@ -15,8 +15,14 @@ import (
 
 // NodeVault is what the executor needs of Vault (ClusterVault implements it).
 type NodeVault interface {
+	// Ensure (bootstrap rancher): policy, AppRole and the secret with the registration token.
 	Ensure(ctx context.Context, cluster string, token secret.Secret) error
+	// EnsureJoin (bootstrap rke2): policy, AppRole and the secret whose join token is made once
+	// (only when mayCreate) and kept for the cluster's life (joinsecret.go).
+	EnsureJoin(ctx context.Context, cluster string, js JoinSecret, mayCreate bool) error
 	NodeCredentials(ctx context.Context, cluster string) (VaultCredentials, error)
+	// RemoveAccess deletes the policy and AppRole; Remove deletes the secret too.
+	RemoveAccess(ctx context.Context, cluster string) error
 	Remove(ctx context.Context, cluster string) error
 	Check(ctx context.Context) backends.Check
 }

@@ -97,9 +97,7 @@ func TestCreateScaleTerminate(t *testing.T) {
 			if info.BackendID != "prod" || info.Limits["server_nodes"] != 3 || info.Limits["worker_nodes"] != 2 || info.Metadata["stage"] != ClusterReady {
 				t.Fatalf("info %+v", info)
 			}
-			if _, ok := w.vault[testCluster]; ok {
-				t.Fatal("vault objects left after every node registered")
-			}
+			w.checkVaultAfterReady(t, mode)
 			t.Logf("3 + 2 built in %d cycles; calls %v", cycles, w.calls)
 			res := clusterResource(3, 4)
 			res.BackendID = info.BackendID
@@ -108,6 +106,7 @@ func TestCreateScaleTerminate(t *testing.T) {
 			if s, a, _ := w.counts(testCluster); s != 3 || a != 4 {
 				t.Fatalf("after scaling agents: %d servers, %d agents", s, a)
 			}
+			w.checkVaultAfterReady(t, mode)
 			res.Limits = backends.Quantities{"server_nodes": 1, "worker_nodes": 4}
 			maxLeaving := 0
 			cyclesUntilDone(t, w, "scale servers down", func() error {
@@ -127,6 +126,25 @@ func TestCreateScaleTerminate(t *testing.T) {
 				t.Fatalf("left after terminate: %d servers, %d clusters, %d vault, %d networks", len(w.servers), len(w.clusters), len(w.vault), len(w.networks))
 			}
 		})
+	}
+}
+
+// checkVaultAfterReady: once every node is ready no node can log in any more (no AppRole or
+// policy); with bootstrap rke2 the secret keeps the one join token every node read, with
+// bootstrap rancher it is gone.
+func (w *memWorld) checkVaultAfterReady(t *testing.T, mode string) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	v := w.vault[testCluster]
+	switch {
+	case mode == BootstrapRancher && v != nil:
+		t.Fatalf("vault objects left after every node registered: %+v", v)
+	case mode == BootstrapRancher:
+	case v == nil || v.access || v.data[SecretKeyToken] == "" || v.made != 1:
+		t.Fatalf("vault after every node registered: %+v, want the join token secret alone, made once", v)
+	case len(w.tokensRead[testCluster]) != 1 || w.tokensRead[testCluster][v.data[SecretKeyToken]] == 0:
+		t.Fatalf("nodes read the tokens %v, want the one join token", w.tokensRead[testCluster])
 	}
 }
 

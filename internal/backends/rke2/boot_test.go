@@ -1,25 +1,34 @@
 package rke2
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/nodeemu"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
 )
 
-// TestRKE2ClusterBoots drives a whole rke2-bootstrap cluster: the planner's Create actions get
-// fresh Vault credentials from ClusterVault (against vaultsim), their cloud-init is rendered,
-// and each node boots in the node emulator — logs in to Vault once, reads the join token and
-// joins the emulated RKE2 cluster, which refuses anything out of order or pointed at the wrong
-// server. Every node must join, in the planner's order, with no refusal.
+// TestRKE2ClusterBoots drives a whole rke2-bootstrap cluster: the cluster's Vault secret is
+// written by ClusterVault.EnsureJoin (join token made once, Rancher's import manifest URL,
+// registries.yaml) against vaultsim, the planner's Create actions get fresh Vault credentials,
+// their cloud-init is rendered, and each node boots in the node emulator — logs in to Vault
+// once, reads the secret, a server fetches the import manifest from the Rancher simulator,
+// joins the emulated RKE2 cluster (which refuses anything out of order, pointed at the wrong
+// server or with another token), and the applied manifest's cluster agent reports the nodes to
+// Rancher. Every node must join, in the planner's order, with no refusal, and show in Rancher.
 func TestRKE2ClusterBoots(t *testing.T) {
 	ctx := context.Background()
-	s, _, hc := vaultWorld(t, "bootstrap", "rke2")
+	s, _, hc := vaultWorld(t, "bootstrap", "rke2", "private_registry_url", "https://registry.example.com:5000",
+		"private_registry_user", "puller", "private_registry_password", "registry-password")
 	spec, err := ParseSpec(s, backends.Resource{Attributes: managedOrder("worker_nodes_count", 3.0)})
 	if err != nil {
 		t.Fatal(err)
@@ -28,11 +37,18 @@ func TestRKE2ClusterBoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	joinToken := secret.New("K10cluster-join-token::server:abcdef")
-	if err := cv.Ensure(ctx, testCluster, joinToken); err != nil {
+	rs := ranchersim.New(ranchersim.Options{Seed: 9, NodeActiveAfter: time.Millisecond})
+	rsrv := httptest.NewServer(rs)
+	t.Cleanup(rsrv.Close)
+	cid, manifestURL := importedRancherCluster(t, rsrv.URL, rs.Token())
+	reg, err := RegistriesYAML(s)
+	if err != nil {
 		t.Fatal(err)
 	}
-	cluster := nodeemu.NewCluster(joinToken.Reveal())
+	if err := cv.EnsureJoin(ctx, testCluster, JoinSecret{ImportURL: secret.New(manifestURL), Registries: reg}, true); err != nil {
+		t.Fatal(err)
+	}
+	cluster := nodeemu.NewCluster("") // the initial server brings the cluster's token
 	n := &nodes{s: s, spec: &spec, cv: cv, hc: hc, cluster: cluster, addr: map[string]string{}}
 	boot, addr := n.boot, n.addr
 
@@ -64,12 +80,50 @@ func TestRKE2ClusterBoots(t *testing.T) {
 		w.apply(p)
 		w.tick(false)
 	}
-	if got := len(cluster.Members()); got != spec.Servers+spec.Agents {
-		t.Fatalf("%d members joined, want %d: %s", got, spec.Servers+spec.Agents, cluster)
+	want := spec.Servers + spec.Agents
+	if got := len(cluster.Members()); got != want {
+		t.Fatalf("%d members joined, want %d: %s", got, want, cluster)
+	}
+	time.Sleep(5 * time.Millisecond)
+	active := 0
+	for _, rn := range rs.Nodes() {
+		if rn.ClusterID == cid && rn.State == "active" && rn.Labels[LabelCluster] == testCluster {
+			active++
+		}
+	}
+	if active != want {
+		t.Fatalf("%d active nodes in Rancher, want %d: %+v", active, want, rs.Nodes())
 	}
 	if err := cv.Remove(ctx, testCluster); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// importedRancherCluster creates an imported provisioning cluster (no rkeConfig) and its
+// registration token on the Rancher simulator; it returns the management id and manifest URL.
+func importedRancherCluster(t *testing.T, base, token string) (string, string) {
+	t.Helper()
+	call := func(path string, in, out any) {
+		body, _ := json.Marshal(in)
+		req, _ := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("POST %s: %v %v", path, err, resp)
+		}
+		defer resp.Body.Close()
+		_ = json.NewDecoder(resp.Body).Decode(out)
+	}
+	var prov struct {
+		Status struct{ ClusterName string } `json:"status"`
+	}
+	call("/v1/provisioning.cattle.io.clusters/fleet-default", map[string]any{"metadata": map[string]any{"name": "prod"},
+		"spec": map[string]any{"kubernetesVersion": DefaultK8sVersion}}, &prov)
+	var crt struct {
+		ManifestURL string `json:"manifestUrl"`
+	}
+	call("/v3/clusterregistrationtokens", map[string]any{"clusterId": prov.Status.ClusterName}, &crt)
+	return prov.Status.ClusterName, crt.ManifestURL
 }
 
 // nodes boots planner-created nodes into the emulated cluster.
@@ -98,9 +152,5 @@ func (n *nodes) boot(a Action) error {
 	if err != nil {
 		return err
 	}
-	tok, err := b.Token(ctx, n.hc, n.s.VaultAddr())
-	if err != nil {
-		return err
-	}
-	return n.cluster.Join(b, tok, n.addr[a.Node])
+	return n.cluster.BootRKE2(ctx, n.hc, n.s.VaultAddr(), b, n.addr[a.Node])
 }

@@ -63,6 +63,9 @@ type NodeConfig struct {
 	ServerURL           string // https://<live server>:9345 for joining nodes; "" for the initial server
 	RKE2InstallURL      string
 	PrivateRegistryHost string
+	// RegistryConfig: the cluster's Vault secret carries registries.yaml (registries_yaml_b64),
+	// which the node writes to /etc/rancher/rke2/registries.yaml (0600).
+	RegistryConfig bool
 
 	Labels map[string]string // node labels (the inventory)
 	Disks  []Disk
@@ -236,6 +239,9 @@ func sampleConfigs(sid secret.Secret) []NodeConfig {
 			c.VaultSecretID = sid
 			if !k.initial && mode == BootstrapRKE2 {
 				c.ServerURL = "https://192.0.2.10:9345"
+			}
+			if mode == BootstrapRKE2 {
+				c.PrivateRegistryHost, c.RegistryConfig = "registry.example.com", true
 			}
 			out = append(out, c)
 		}

@@ -174,6 +174,48 @@ func TestCloudInitModes(t *testing.T) {
 	if out := render(rke2, Inventory{Role: RoleAgent, Join: "prod-server-0"}, "10.1.2.3"); !strings.Contains(out, "'https://10.1.2.3:9345'") || !strings.Contains(out, "INSTALL_RKE2_TYPE=agent") {
 		t.Error("an rke2 agent must join through https://<server>:9345")
 	}
+	checkRKE2Import(t, render, rke2)
+	checkRKE2Registries(t, render)
+}
+
+// checkRKE2Import: rke2 servers (initial and joining) put Rancher's import manifest into RKE2's
+// auto-deploy directory, fetching it with the URL from Vault handed to curl through stdin;
+// agents do not.
+func checkRKE2Import(t *testing.T, render func(*Settings, Inventory, string) string, rke2 *Settings) {
+	t.Helper()
+	const dest = "'/opt/rke2_storage/rke2/server/manifests/rancher-import.yaml'"
+	for _, inv := range []Inventory{{Role: RoleServer, Initial: true}, {Role: RoleServer, Index: 1, Join: "prod-server-0"}} {
+		out := render(rke2, inv, map[bool]string{true: "", false: "10.1.2.3"}[inv.Initial])
+		fetch := strings.Index(out, "-K - \\\n        -o "+dest)
+		if !strings.Contains(out, `printf 'url = "%s"\n' "$import_url" | curl`) || fetch < 0 || fetch > strings.Index(out, "INSTALL_RKE2_TYPE") {
+			t.Errorf("%s server: no import manifest fetched before RKE2 starts:\n%s", inv.Kind(), out)
+		}
+		if strings.Contains(out, `"$import_url" -`) || strings.Contains(out, `curl "$import_url"`) {
+			t.Errorf("the import URL is on a command line")
+		}
+	}
+	if out := render(rke2, Inventory{Role: RoleAgent, Join: "prod-server-0"}, "10.1.2.3"); strings.Contains(out, "import_url") {
+		t.Error("an agent fetches the import manifest")
+	}
+}
+
+// checkRKE2Registries: with a private registry, rke2 nodes write registries.yaml from Vault
+// under umask 077 (0600) before RKE2 starts; without one, or with bootstrap rancher, not.
+func checkRKE2Registries(t *testing.T, render func(*Settings, Inventory, string) string) {
+	t.Helper()
+	const write = `base64 -d > /etc/rancher/rke2/registries.yaml`
+	reg := goldenSettings(t, "bootstrap", "rke2", "private_registry_url", "https://registry.example.com:5000",
+		"private_registry_user", "puller", "private_registry_password", "registry-password")
+	out := render(reg, Inventory{Role: RoleAgent, Join: "prod-server-0"}, "10.1.2.3")
+	at := strings.Index(out, write)
+	if at < 0 || at < strings.Index(out, "umask 077") || at > strings.Index(out, "INSTALL_RKE2_TYPE") || strings.Contains(out, "registry-password") {
+		t.Errorf("registries.yaml not written from vault (0600, before RKE2):\n%s", out)
+	}
+	for _, s := range []*Settings{goldenSettings(t, "bootstrap", "rke2"), goldenSettings(t, "private_registry_url", "https://registry.example.com:5000")} {
+		if out := render(s, Inventory{Role: RoleServer, Initial: true}, ""); strings.Contains(out, "registries") {
+			t.Errorf("registries.yaml written with bootstrap %s, registry %q", s.Bootstrap, s.PrivateRegistryURL)
+		}
+	}
 }
 
 func TestCloudInitRefusesBadNodes(t *testing.T) {

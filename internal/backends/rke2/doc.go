@@ -24,7 +24,9 @@
 //     refused;
 //   - vault.go: the cluster's Vault objects (policy, AppRole with single-use 60-minute secret
 //     ids and tokens, the KV v2 token secret), per-node credentials, cleanup and the diagnostics
-//     line, on the shared Vault client (clients/vault Admin);
+//     line, on the shared Vault client (clients/vault Admin); joinsecret.go: with bootstrap rke2
+//     the secret holds the cluster's join token for its whole life (made once, check-and-set),
+//     Rancher's import manifest URL and registries.yaml;
 //   - cloudinit.go: the node's cloud-init, a text/template a site may replace, for both
 //     bootstrap modes (Rancher system-agent or plain RKE2), each reading its token from Vault
 //     with a single-use AppRole secret id.

@@ -30,8 +30,9 @@ type memWorld struct {
 	servers       map[string]*memVM // by id
 	networks      map[string]bool   // cluster UUID → network exists
 	clusters      map[string]*memCluster
-	vault         map[string]secret.Secret // cluster UUID → token; absent = no Vault objects
-	sids          map[string]bool          // issued, unused secret ids
+	vault         map[string]*memSecret     // cluster UUID → its Vault objects (memvault_test.go)
+	tokensRead    map[string]map[string]int // cluster UUID → tokens its booted nodes read → how many
+	sids          map[string]bool           // issued, unused secret ids
 	calls         map[string]int
 	bindings      map[string]bool // "<management id> <role> <principal>"
 	neverDrain    string          // a node that never drains
@@ -68,7 +69,7 @@ const (
 func newMemWorld(t *testing.T, seed uint64) *memWorld {
 	return &memWorld{t: t, rng: rand.New(rand.NewPCG(seed, 99)), now: time.Unix(1_800_000_000, 0),
 		servers: map[string]*memVM{}, networks: map[string]bool{}, clusters: map[string]*memCluster{},
-		vault: map[string]secret.Secret{}, sids: map[string]bool{}, calls: map[string]int{}, bindings: map[string]bool{}, terminating: map[string]bool{}}
+		vault: map[string]*memSecret{}, tokensRead: map[string]map[string]int{}, sids: map[string]bool{}, calls: map[string]int{}, bindings: map[string]bool{}, terminating: map[string]bool{}}
 }
 
 // call counts a call and fails it transiently at the fault rate.
@@ -132,9 +133,11 @@ func (w *memWorld) register(vm *memVM) {
 		w.refusedLogins++
 		return
 	}
-	if _, ok := w.vault[inv.Cluster]; !ok {
+	v := w.vault[inv.Cluster]
+	if v == nil || !v.access || v.data == nil {
 		w.t.Fatalf("VM %s booted while its cluster's Vault objects are gone", vm.view.Name)
 	}
+	w.readToken(inv.Cluster, v.data[SecretKeyToken])
 	delete(w.sids, sid)
 	vm.sidUsed = true
 	c := w.clusters[inv.Cluster]
@@ -199,6 +202,7 @@ func (m memInfra) CreateServer(_ context.Context, c ClusterRef, _ NetworkInfo, r
 		v = ServerView{ID: fmt.Sprintf("vm-%03d", w.seq), Name: req.Name, Status: "BUILD", Created: w.now,
 			Metadata: req.Inventory.Metadata(), Address: fmt.Sprintf("10.0.0.%d", 10+w.seq)}
 		w.servers[v.ID] = &memVM{view: v, userData: string(req.UserData.Bytes())}
+		w.checkNoVaultData(req)
 	}
 	return v, nil
 }
@@ -350,14 +354,15 @@ func (m memRancher) cluster(rc RancherCluster) *memCluster {
 	return nil
 }
 
-func (m memRancher) RegistrationToken(_ context.Context, rc RancherCluster) (secret.Secret, error) {
+func (m memRancher) Registration(_ context.Context, rc RancherCluster) (Registration, error) {
 	w := m.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.call("RegistrationToken"); err != nil {
-		return secret.Secret{}, err
+	if err := w.call("Registration"); err != nil {
+		return Registration{}, err
 	}
-	return secret.New("token-" + m.cluster(rc).mgmtID), nil
+	id := m.cluster(rc).mgmtID
+	return Registration{Token: secret.New("token-" + id), ManifestURL: secret.New("https://rancher.example.com/v3/import/token-" + id + "_" + id + ".yaml")}, nil
 }
 
 func (m memRancher) Nodes(_ context.Context, rc RancherCluster) ([]RancherNodeView, error) {
@@ -504,50 +509,4 @@ func (m memRancher) UnbindGroups(_ context.Context, rc RancherCluster, principal
 }
 func (m memRancher) Diagnose(context.Context) []backends.Check {
 	return []backends.Check{{Name: "rancher", OK: true, Detail: "in memory"}}
-}
-
-// ---- Vault ----
-
-type memVault struct{ w *memWorld }
-
-func (m memVault) Ensure(_ context.Context, cluster string, token secret.Secret) error {
-	w := m.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.call("VaultEnsure"); err != nil {
-		return err
-	}
-	w.vault[cluster] = secret.New(token.Reveal())
-	return nil
-}
-
-func (m memVault) NodeCredentials(_ context.Context, cluster string) (VaultCredentials, error) {
-	w := m.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.call("VaultSecretID"); err != nil {
-		return VaultCredentials{}, err
-	}
-	if _, ok := w.vault[cluster]; !ok {
-		return VaultCredentials{}, fmt.Errorf("approle for %s: %w", cluster, failure.ErrNotFound)
-	}
-	w.seq++
-	sid := fmt.Sprintf("sid-%06d-single-use", w.seq)
-	w.sids[sid] = true
-	return VaultCredentials{RoleID: "role-" + cluster[:8], SecretID: secret.New(sid)}, nil
-}
-
-func (m memVault) Remove(_ context.Context, cluster string) error {
-	w := m.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.call("VaultRemove"); err != nil {
-		return err
-	}
-	delete(w.vault, cluster)
-	return nil
-}
-
-func (m memVault) Check(context.Context) backends.Check {
-	return backends.Check{Name: "vault approle", OK: true, Detail: "in memory"}
 }

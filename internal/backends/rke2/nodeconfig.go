@@ -39,6 +39,7 @@ func NewNodeConfig(s *Settings, spec *ClusterSpec, name string, inv Inventory, c
 		if u, err := url.Parse(s.PrivateRegistryURL); err == nil {
 			cfg.PrivateRegistryHost = u.Host
 		}
+		cfg.RegistryConfig = s.Bootstrap == BootstrapRKE2 // RegistriesYAML, through Vault
 	}
 	if !inv.Initial && serverAddr != "" {
 		cfg.ServerURL = "https://" + serverAddr + ":9345"

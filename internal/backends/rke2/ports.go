@@ -81,6 +81,13 @@ type RancherCluster struct {
 	State        string // Rancher's state of the management cluster (active, provisioning, …)
 }
 
+// Registration is how nodes and clusters register with Rancher; both are credentials (the URL
+// embeds the token), and the caller Forgets them.
+type Registration struct {
+	Token       secret.Secret // the system-agent's --token (bootstrap rancher)
+	ManifestURL secret.Secret // <rancher>/v3/import/<token>_<cluster>.yaml: the import manifest (bootstrap rke2)
+}
+
 // Capacity is what a cluster's nodes offer, summed (Rancher's cluster capacity).
 type Capacity struct {
 	Nodes       int
@@ -99,9 +106,9 @@ type Rancher interface {
 	// Cluster finds the cluster without creating it (failure.ErrNotFound when absent, or when
 	// the cluster of that name is labelled with another UUID).
 	Cluster(ctx context.Context, c ClusterRef) (RancherCluster, error)
-	// RegistrationToken returns the cluster's registration token (failure.ErrNotReady while
-	// Rancher has not issued it yet).
-	RegistrationToken(ctx context.Context, rc RancherCluster) (secret.Secret, error)
+	// Registration returns the cluster's registration token and import manifest URL, creating
+	// the token if there is none (failure.ErrNotReady while Rancher has not issued it yet).
+	Registration(ctx context.Context, rc RancherCluster) (Registration, error)
 	// Nodes lists the cluster's nodes with state and labels.
 	Nodes(ctx context.Context, rc RancherCluster) ([]RancherNodeView, error)
 	// SetNodeLabels merges labels into a node's labels.

@@ -133,9 +133,14 @@ func (b *Backend) observe(ctx context.Context, c *cluster) (Observed, []ServerVi
 }
 
 // finish: every node is ready. The Vault objects served the nodes' bootstrap and go now (a
-// later scale-up writes them again); the resource learns the counts and the nodes.
+// later scale-up writes them again) — with bootstrap rke2 all but the secret, which keeps the
+// cluster's join token; the resource learns the counts and the nodes.
 func (b *Backend) finish(ctx context.Context, c *cluster, info backends.Info) (backends.Info, error) {
-	if err := b.d.Vault.Remove(ctx, c.ref.UUID); err != nil {
+	remove := b.d.Vault.Remove
+	if b.s.Bootstrap == BootstrapRKE2 {
+		remove = b.d.Vault.RemoveAccess
+	}
+	if err := remove(ctx, c.ref.UUID); err != nil {
 		return info, fmt.Errorf("remove the bootstrap vault objects: %w", err)
 	}
 	if err := b.registerArgo(ctx, c); err != nil {

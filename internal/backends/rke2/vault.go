@@ -12,8 +12,9 @@ import (
 
 // ClusterVault keeps a cluster's bootstrap objects in Vault (spec/rancher.md §5.3): a policy
 // that may read one KV v2 secret, an AppRole whose secret ids and tokens are single use and
-// live 60 minutes, and the secret holding the cluster's token (Rancher registration token or
-// RKE2 join token). Every VM gets the role id and a fresh secret id.
+// live 60 minutes, and the secret holding the cluster's token (Rancher registration token, or
+// with bootstrap rke2 the join token and what servers need: joinsecret.go). Every VM gets the
+// role id and a fresh secret id.
 type ClusterVault struct {
 	admin        *vault.Admin
 	kvMount      string
@@ -37,8 +38,17 @@ func (v *ClusterVault) secretPath(cluster string) string {
 	return v.kvMount + "/" + VaultSecretPath(cluster)
 }
 
-// Ensure writes the cluster's policy, AppRole and token secret (idempotent: each is replaced).
+// Ensure (bootstrap rancher) writes the cluster's policy, AppRole and token secret holding the
+// registration token (idempotent: each is replaced).
 func (v *ClusterVault) Ensure(ctx context.Context, cluster string, token secret.Secret) error {
+	if err := v.ensureAccess(ctx, cluster); err != nil {
+		return err
+	}
+	return v.admin.Put(ctx, v.secretPath(cluster), map[string]string{SecretKeyToken: token.Reveal()})
+}
+
+// ensureAccess writes the policy that may read the cluster's secret and the AppRole that grants it.
+func (v *ClusterVault) ensureAccess(ctx context.Context, cluster string) error {
 	if !clusterIDRe.MatchString(cluster) {
 		return fmt.Errorf("vault objects for cluster %q: want the resource UUID as 32 hex digits", cluster)
 	}
@@ -49,10 +59,7 @@ func (v *ClusterVault) Ensure(ctx context.Context, cluster string, token secret.
 	}
 	role := vault.AppRole{TokenPolicies: []string{VaultPolicyName(cluster)}, SecretIDTTL: bootstrapTTL, SecretIDNumUses: 1,
 		TokenNumUses: 1, TokenTTL: bootstrapTTL, TokenMaxTTL: bootstrapTTL}
-	if err := v.admin.PutAppRole(ctx, v.approleMount, VaultRoleName(cluster), role); err != nil {
-		return err
-	}
-	return v.admin.Put(ctx, v.secretPath(cluster), map[string]string{"token": token.Reveal()})
+	return v.admin.PutAppRole(ctx, v.approleMount, VaultRoleName(cluster), role)
 }
 
 // NodeCredentials returns the role id and a fresh single-use secret id for one VM. The caller
@@ -72,11 +79,17 @@ func (v *ClusterVault) NodeCredentials(ctx context.Context, cluster string) (Vau
 // Remove deletes the cluster's AppRole (and its secret ids), policy and token secret (every
 // version); absent objects are fine, so it can run on every pass after the nodes registered.
 func (v *ClusterVault) Remove(ctx context.Context, cluster string) error {
-	if err := v.admin.DeleteAppRole(ctx, v.approleMount, VaultRoleName(cluster)); err != nil {
-		return err
-	}
-	if err := v.admin.DeletePolicy(ctx, VaultPolicyName(cluster)); err != nil {
+	if err := v.RemoveAccess(ctx, cluster); err != nil {
 		return err
 	}
 	return v.admin.Delete(ctx, v.secretPath(cluster))
+}
+
+// RemoveAccess deletes the AppRole (and its secret ids) and the policy, keeping the secret: with
+// bootstrap rke2 it holds the join token for the cluster's whole life.
+func (v *ClusterVault) RemoveAccess(ctx context.Context, cluster string) error {
+	if err := v.admin.DeleteAppRole(ctx, v.approleMount, VaultRoleName(cluster)); err != nil {
+		return err
+	}
+	return v.admin.DeletePolicy(ctx, VaultPolicyName(cluster))
 }

@@ -134,3 +134,37 @@ func nodeLogsInOnce(t *testing.T, addr, roleID, secretID string) {
 		t.Fatal("the single-use secret id was accepted twice")
 	}
 }
+
+// TestAdminCheckAndSet: PutCAS creates a secret once (version 0), replaces it only over the
+// version read, and a write over another version changes nothing and says so.
+func TestAdminCheckAndSet(t *testing.T) {
+	ctx := context.Background()
+	a, sim, _ := newAdmin(t)
+	const path = "secret/rancher/cluster-u"
+	if _, _, err := a.GetVersioned(ctx, path); !errors.Is(err, failure.ErrNotFound) {
+		t.Fatalf("absent secret: %v", err)
+	}
+	if err := a.PutCAS(ctx, path, map[string]string{"token": "first-join-token"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	err := a.PutCAS(ctx, path, map[string]string{"token": "second-join-token"}, 0)
+	if !errors.Is(err, ErrVersionMismatch) || failure.IsTransient(err) {
+		t.Fatalf("second create: %v, want a permanent version mismatch", err)
+	}
+	data, version, err := a.GetVersioned(ctx, path)
+	if err != nil || data["token"] != "first-join-token" || version != 1 {
+		t.Fatalf("read %v version %d: %v", data, version, err)
+	}
+	if err := a.PutCAS(ctx, path, map[string]string{"token": data["token"], "import_url": "https://r/x.yaml"}, version); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PutCAS(ctx, path, map[string]string{"token": "stale"}, version); !errors.Is(err, ErrVersionMismatch) {
+		t.Fatalf("write over a stale version: %v", err)
+	}
+	if got := sim.Secret(path); got["token"] != "first-join-token" || got["import_url"] != "https://r/x.yaml" {
+		t.Fatalf("secret now %v", got)
+	}
+	if err := a.PutCAS(ctx, path, nil, -1); err == nil {
+		t.Error("a negative version was accepted")
+	}
+}

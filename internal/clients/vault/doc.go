@@ -4,7 +4,8 @@
 // sys/internal/ui/mounts/<path>).
 //
 // Admin (admin.go) adds what a backend needs to hand out bootstrap credentials with an
-// operator token: ACL policies, AppRoles, role ids and fresh secret ids, and the auth mount list.
+// operator token: ACL policies, AppRoles, role ids and fresh secret ids, and the auth mount list;
+// kvcas.go adds versioned reads and check-and-set writes on KV v2 (a value created exactly once).
 //
 // Both are built from the configuration's top-level `vault` section:
 //

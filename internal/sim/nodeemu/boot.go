@@ -3,11 +3,13 @@ package nodeemu
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -21,6 +23,11 @@ type Boot struct {
 	// RancherURL is the system-agent's --server (bootstrap rancher).
 	RancherURL string
 	Labels     map[string]string
+	// ImportManifest: the script puts Rancher's import manifest (URL from Vault) into RKE2's
+	// auto-deploy directory (bootstrap rke2 servers).
+	ImportManifest bool
+	// RegistryConfig: the script writes registries.yaml from Vault (bootstrap rke2).
+	RegistryConfig bool
 
 	roleID, secretID     string
 	loginPath, tokenPath string // /v1/… paths on Vault
@@ -36,6 +43,8 @@ var (
 	labelRe    = regexp.MustCompile(`(?:--label|printf '  - "%s"\\n') '([^'=]+)=([^']*)'`)
 	rke2TypeRe = regexp.MustCompile(`INSTALL_RKE2_TYPE=(server|agent)`)
 	rancherRe  = regexp.MustCompile(`--server '([^']+)'`)
+	importRe   = regexp.MustCompile(`-K - \\\s+-o '[^']*/server/manifests/[^'/]+\.yaml'`)
+	registryRe = regexp.MustCompile(`base64 -d > /etc/rancher/rke2/registries\.yaml`)
 )
 
 // Parse reads the built-in template's user data.
@@ -66,6 +75,7 @@ func Parse(userData []byte) (Boot, error) {
 		if s := serverRe.FindStringSubmatch(script); s != nil {
 			b.ServerURL = s[1]
 		}
+		b.ImportManifest, b.RegistryConfig = importRe.MatchString(script), registryRe.MatchString(script)
 	case strings.Contains(script, "system-agent-install.sh"):
 		b.Mode, b.Role = "rancher", "agent"
 		if m := rancherRe.FindStringSubmatch(script); m != nil {
@@ -80,9 +90,23 @@ func Parse(userData []byte) (Boot, error) {
 	return b, nil
 }
 
+// Secrets is what a node reads from its cluster's Vault secret.
+type Secrets struct {
+	Token      string // registration token (rancher) or join token (rke2)
+	ImportURL  string // Rancher's import manifest URL (rke2 servers)
+	Registries string // registries.yaml, decoded (rke2 with a private registry)
+}
+
 // Token logs in to Vault with the node's role id and secret id and reads the cluster token, as
 // the bootstrap script does with curl.
 func (b Boot) Token(ctx context.Context, hc *http.Client, vaultAddr string) (string, error) {
+	s, err := b.Read(ctx, hc, vaultAddr)
+	return s.Token, err
+}
+
+// Read logs in to Vault once and reads the cluster's secret, failing where the script would
+// (no token; a server without the import URL; a missing or undecodable registries.yaml).
+func (b Boot) Read(ctx context.Context, hc *http.Client, vaultAddr string) (Secrets, error) {
 	body, _ := json.Marshal(map[string]string{"role_id": b.roleID, "secret_id": b.secretID})
 	var login struct {
 		Auth struct {
@@ -90,7 +114,7 @@ func (b Boot) Token(ctx context.Context, hc *http.Client, vaultAddr string) (str
 		} `json:"auth"`
 	}
 	if err := do(ctx, hc, http.MethodPost, vaultAddr+b.loginPath, "", body, &login); err != nil {
-		return "", fmt.Errorf("%s: vault login: %w", b.NodeName, err)
+		return Secrets{}, fmt.Errorf("%s: vault login: %w", b.NodeName, err)
 	}
 	var kv struct {
 		Data struct {
@@ -98,15 +122,52 @@ func (b Boot) Token(ctx context.Context, hc *http.Client, vaultAddr string) (str
 		} `json:"data"`
 	}
 	if err := do(ctx, hc, http.MethodGet, vaultAddr+b.tokenPath, login.Auth.ClientToken, nil, &kv); err != nil {
-		return "", fmt.Errorf("%s: reading the token: %w", b.NodeName, err)
+		return Secrets{}, fmt.Errorf("%s: reading the token: %w", b.NodeName, err)
 	}
-	if kv.Data.Data["token"] == "" {
-		return "", fmt.Errorf("%s: no token at %s", b.NodeName, b.tokenPath)
-	}
-	return kv.Data.Data["token"], nil
+	return b.secrets(kv.Data.Data)
 }
 
+func (b Boot) secrets(data map[string]string) (Secrets, error) {
+	s := Secrets{Token: data["token"], ImportURL: data["import_url"]}
+	switch {
+	case s.Token == "":
+		return s, fmt.Errorf("%s: no token at %s", b.NodeName, b.tokenPath)
+	case b.ImportManifest && s.ImportURL == "":
+		return s, fmt.Errorf("%s: no import_url at %s", b.NodeName, b.tokenPath)
+	case !b.RegistryConfig:
+		return s, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(data["registries_yaml_b64"])
+	var doc map[string]any
+	if err != nil || len(raw) == 0 || yaml.Unmarshal(raw, &doc) != nil {
+		return s, fmt.Errorf("%s: no registries.yaml (registries_yaml_b64) at %s", b.NodeName, b.tokenPath)
+	}
+	s.Registries = string(raw)
+	return s, nil
+}
+
+// do sends one request as the script's curl -f --retry 10 --retry-all-errors does: any failure
+// is tried again (a spent secret id stays refused).
 func do(ctx context.Context, hc *http.Client, method, url, token string, body []byte, out any) error {
+	var err error
+	for attempt := range curlRetries + 1 {
+		if attempt > 0 {
+			time.Sleep(curlRetryDelay)
+		}
+		if err = doOnce(ctx, hc, method, url, token, body, out); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// curlRetries and curlRetryDelay: the script's --retry 10 (its --retry-delay 5 shortened).
+const (
+	curlRetries    = 10
+	curlRetryDelay = 10 * time.Millisecond
+)
+
+func doOnce(ctx context.Context, hc *http.Client, method, url, token string, body []byte, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package nodeemu
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -9,19 +10,29 @@ import (
 )
 
 // Cluster is an emulated RKE2 cluster: its join token and the nodes that joined, each with the
-// address its supervisor (port 9345) listens on.
+// address its supervisor (port 9345) listens on and its node-label labels. Once a server has
+// applied Rancher's import manifest (Apply), the cluster agent it deploys reports the cluster's
+// Nodes to the Rancher simulator after every change (agent.go).
 type Cluster struct {
 	mu    sync.Mutex
 	token string
 	nodes map[string]*member // by node name
+
+	agent      *agent // set by the first Apply
+	reportErrs []string
 }
+
+// ErrRefused marks a join that RKE2 would refuse (wrong order, server, token or name).
+var ErrRefused = errors.New("refused by the RKE2 cluster")
 
 type member struct {
 	role, addr string
+	labels     map[string]string
 	up         bool
 }
 
-// NewCluster returns an empty cluster that accepts token.
+// NewCluster returns an empty cluster that accepts token; with "" the initial server's token
+// becomes the cluster's, as RKE2's first server does with its configured token.
 func NewCluster(token string) *Cluster {
 	return &Cluster{token: token, nodes: map[string]*member{}}
 }
@@ -29,26 +40,38 @@ func NewCluster(token string) *Cluster {
 // Join adds a booted node that holds token and listens on addr, with RKE2's rules: the initial
 // server (no server URL) only into an empty cluster; any other node only through a live
 // server's supervisor; only with the cluster's token.
+// The cluster agent's report follows (its failure is kept: ReportErrors).
 func (c *Cluster) Join(b Boot, token, addr string) error {
+	if err := c.join(b, token, addr); err != nil {
+		return err
+	}
+	c.keep(c.report())
+	return nil
+}
+
+func (c *Cluster) join(b Boot, token, addr string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if token != c.token {
-		return fmt.Errorf("%s: the server refused the token", b.NodeName)
-	}
 	if _, dup := c.nodes[b.NodeName]; dup {
-		return fmt.Errorf("%s: a node with that name is already in the cluster", b.NodeName)
+		return fmt.Errorf("%w: %s: a node with that name is already in the cluster", ErrRefused, b.NodeName)
 	}
 	if b.ServerURL == "" {
 		if b.Role != "server" {
-			return fmt.Errorf("%s: an agent needs a server to join", b.NodeName)
+			return fmt.Errorf("%w: %s: an agent needs a server to join", ErrRefused, b.NodeName)
 		}
 		if len(c.nodes) > 0 {
-			return fmt.Errorf("%s: a server without server: would start a second cluster", b.NodeName)
+			return fmt.Errorf("%w: %s: a server without server: would start a second cluster", ErrRefused, b.NodeName)
+		}
+		if c.token == "" {
+			c.token = token // the first server's configured token becomes the cluster's
 		}
 	} else if err := c.reachable(b.ServerURL); err != nil {
-		return fmt.Errorf("%s: %w", b.NodeName, err)
+		return fmt.Errorf("%w: %s: %w", ErrRefused, b.NodeName, err)
 	}
-	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, up: true}
+	if token == "" || token != c.token {
+		return fmt.Errorf("%w: %s: the server refused the token", ErrRefused, b.NodeName)
+	}
+	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, labels: b.Labels, up: true}
 	return nil
 }
 
@@ -66,13 +89,38 @@ func (c *Cluster) reachable(raw string) error {
 	return fmt.Errorf("no live server at %s", u.Host)
 }
 
-// Stop makes a node unreachable (its VM died or was deleted).
+// Stop makes a node unreachable (its VM died): its Node turns NotReady.
 func (c *Cluster) Stop(name string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if m := c.nodes[name]; m != nil {
 		m.up = false
 	}
+	c.mu.Unlock()
+	c.keep(c.report())
+}
+
+// Remove takes a node out of the cluster (its VM was deleted and its Node object with it, as
+// Rancher deletes it when the node is deleted there).
+func (c *Cluster) Remove(name string) {
+	c.mu.Lock()
+	delete(c.nodes, name)
+	c.mu.Unlock()
+	c.keep(c.report())
+}
+
+func (c *Cluster) keep(err error) {
+	if err != nil {
+		c.mu.Lock()
+		c.reportErrs = append(c.reportErrs, err.Error())
+		c.mu.Unlock()
+	}
+}
+
+// ReportErrors lists the cluster agent's failed reports (after its retries).
+func (c *Cluster) ReportErrors() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.reportErrs...)
 }
 
 // Members lists the joined nodes as "name(role)", sorted.

@@ -6,6 +6,9 @@
 // second initial server.
 //
 // A rancher-bootstrapped node registers with the Rancher simulator (RegisterWithRancher) as the
-// system-agent install would. It is test support: product code must not
-// import it.
+// system-agent install would. An rke2-bootstrapped node (Cluster.BootRKE2) also reads the import
+// manifest URL and registries.yaml from Vault; a server fetches Rancher's import manifest, and
+// once it is applied the cluster agent it deploys reports the cluster's Nodes (name, node-label
+// labels, Ready) to the Rancher simulator after every join, stop or removal, so they appear as
+// the imported cluster's v3 nodes. It is test support: product code must not import it.
 package nodeemu

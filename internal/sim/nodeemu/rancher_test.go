@@ -39,7 +39,7 @@ func TestRegisterWithRancher(t *testing.T) {
 		Status struct{ ClusterName string } `json:"status"`
 	}
 	post(t, srv.URL+"/v1/provisioning.cattle.io.clusters/fleet-default", sim.Token(), map[string]any{
-		"metadata": map[string]any{"name": "prod"}, "spec": map[string]any{"kubernetesVersion": "v1.31.7+rke2r1"}}, &prov)
+		"metadata": map[string]any{"name": "prod"}, "spec": map[string]any{"kubernetesVersion": "v1.31.7+rke2r1", "rkeConfig": map[string]any{}}}, &prov)
 	var crt struct{ Token string }
 	post(t, srv.URL+"/v3/clusterregistrationtokens", sim.Token(), map[string]any{"clusterId": prov.Status.ClusterName}, &crt)
 	b := golden(t, "rancher-server-initial.yaml")

@@ -14,6 +14,7 @@ type ServerInfo struct {
 	Metadata                                       map[string]string
 	Tags, SecurityGroups                           []string
 	Ports                                          []string // port ids, in network order
+	FixedIPs                                       []string // the ports' fixed IPs, in the same order
 	Volumes                                        []VolumeInfo
 	Created                                        time.Time
 }
@@ -47,6 +48,13 @@ func (s *Server) Servers() []ServerInfo {
 			SecurityGroups: append([]string(nil), v.SecurityGroups...), Ports: append([]string(nil), v.Ports...), Created: v.Created}
 		for k, val := range v.Metadata {
 			si.Metadata[k] = val
+		}
+		for _, id := range v.Ports {
+			if p := s.st.ports[id]; p != nil {
+				for _, ip := range p.FixedIPs {
+					si.FixedIPs = append(si.FixedIPs, ip.IPAddress)
+				}
+			}
 		}
 		for _, vol := range s.st.volumes {
 			if vol.AttachedTo == v.ID {

@@ -74,6 +74,9 @@ func TestNovaBootListDelete(t *testing.T) {
 		!info[0].Volumes[0].DeleteOnTermination || info[0].KeyName != "k" {
 		t.Fatalf("inspect: %+v", info)
 	}
+	if ips := info[0].FixedIPs; len(ips) != 1 || ips[0] != list.Servers[0].Addresses["n1"][0].Addr {
+		t.Fatalf("fixed IPs %v, want the address Nova lists", ips)
+	}
 	if n := len(sim.Volumes(c.project)); n != 4 {
 		t.Fatalf("volumes in cinder: %d, want 4", n)
 	}

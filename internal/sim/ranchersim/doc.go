@@ -10,7 +10,11 @@
 //     groupPrincipalId, …), create, get, delete;
 //   - /v3/clusters/<id>/namespaces: read and written through to the Kubernetes API server;
 //   - /k8s/clusters/<id>/…: a reverse proxy to the Kubernetes API server, authenticated with
-//     the Rancher token and forwarded with the server's admin token, 404 for unknown clusters.
+//     the Rancher token and forwarded with the server's admin token, 404 for unknown clusters;
+//   - the v1 provisioning API and v3 nodes of RKE2 clusters (provisioning.go, nodes.go), with
+//     simulator-only stand-ins for what runs on the nodes: the system agent's registration
+//     (RegisterEndpoint, clusters with an rkeConfig) and an imported cluster's agent reporting
+//     its Nodes (ClusterAgentEndpoint, clusters without one; clusteragent.go).
 //
 // Authentication is what Rancher accepts for API keys: "Authorization: Bearer <access>:<secret>"
 // or HTTP Basic with the same pair, on every request; anything else is 401.

@@ -1,7 +1,6 @@
 package ranchersim
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"sort"
@@ -30,6 +29,8 @@ type simNode struct {
 	drainAt             time.Time // zero: no drain asked
 	cpu                 int
 	memMiB, storageGiB  int
+	fromAgent           bool // reported by an imported cluster's agent (clusteragent.go)
+	notReady            bool // its Node is NotReady (agent-reported nodes)
 }
 
 func (s *Server) nodeRoutes(p []string) map[string]route {
@@ -56,6 +57,8 @@ func (n *simNode) state(o Options, hung bool) (string, bool) {
 		return "draining", false
 	case !n.drainAt.IsZero():
 		return "drained", true
+	case n.notReady:
+		return "unavailable", false
 	case now.Before(n.registered.Add(o.NodeActiveAfter)):
 		return "registering", false
 	}
@@ -209,14 +212,13 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var cid string
-	for _, t := range s.tokens {
-		if subtle.ConstantTimeCompare([]byte(t.Token), []byte(token)) == 1 {
-			cid = t.ClusterID
-		}
-	}
-	if cid == "" || s.st.clusters[cid] == nil {
+	cid := s.clusterOfTokenLocked(token)
+	if cid == "" {
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "invalid registration token")
+		return
+	}
+	if pc := s.provOfLocked(cid); pc != nil && pc.spec["rkeConfig"] == nil {
+		writeError(w, http.StatusConflict, "Conflict", "cluster "+cid+" is imported (no spec.rkeConfig): its nodes come from its cluster agent")
 		return
 	}
 	n := &simNode{clusterID: cid, name: name, registered: time.Now(), labels: map[string]string{}, cpu: 4, memMiB: 8192, storageGiB: 100}

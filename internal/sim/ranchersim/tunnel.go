@@ -198,6 +198,8 @@ func (s *Server) publicRoute(r *http.Request) (string, http.HandlerFunc) {
 		return "connect", s.handleConnect
 	case p == RegisterEndpoint:
 		return "system-agent.register", s.handleRegister
+	case p == ClusterAgentEndpoint:
+		return "cluster-agent.nodes", s.handleClusterAgent
 	case strings.HasPrefix(p, "/v3/import/"):
 		return "import", s.handleImport
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// kvRoute serves <mount>/data/<path> (read, write) and <mount>/metadata/<path> (delete all
-// versions) on KV version 2 mounts.
+// kvRoute serves <mount>/data/<path> (read, write with optional check-and-set) and
+// <mount>/metadata/<path> (delete all versions) on KV version 2 mounts.
 func (c *call) kvRoute() {
 	mount, rest, _ := strings.Cut(c.path, "/")
 	kind, rel, _ := strings.Cut(rest, "/")
@@ -36,6 +36,9 @@ func (c *call) kvRoute() {
 			c.fail(http.StatusBadRequest, "no data provided")
 			return
 		}
+		if !c.checkAndSet(key) {
+			return
+		}
 		c.s.kv[key] = data
 		c.s.versions[key]++
 		c.reply(http.StatusOK, map[string]any{"data": map[string]any{"version": c.s.versions[key]}})
@@ -46,6 +49,26 @@ func (c *call) kvRoute() {
 	default:
 		c.fail(http.StatusMethodNotAllowed, "unsupported operation")
 	}
+}
+
+// checkAndSet applies options.cas as KV v2 does: with cas the write happens only when the
+// secret's current version is cas (0: the secret does not exist); otherwise 400.
+func (c *call) checkAndSet(key string) bool {
+	opts, _ := c.body["options"].(map[string]any)
+	raw, ok := opts["cas"]
+	if !ok {
+		return true
+	}
+	cas, isNum := raw.(float64)
+	if !isNum || cas < 0 || cas != float64(int(cas)) {
+		c.fail(http.StatusBadRequest, "invalid cas parameter")
+		return false
+	}
+	if int(cas) != c.s.versions[key] {
+		c.fail(http.StatusBadRequest, "check-and-set parameter did not match the current version")
+		return false
+	}
+	return true
 }
 
 // mountInfo answers the client's KV version detection (sys/internal/ui/mounts/<path>).

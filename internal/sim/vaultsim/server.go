@@ -75,6 +75,17 @@ func (s *Server) Calls(key string) int {
 	return s.calls[key]
 }
 
+// TotalCalls is the number of requests served.
+func (s *Server) TotalCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.calls {
+		n += c
+	}
+	return n
+}
+
 // call is one request being served.
 type call struct {
 	s    *Server

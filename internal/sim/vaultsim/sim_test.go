@@ -227,3 +227,36 @@ func TestFaultsApplyOrNot(t *testing.T) {
 		t.Error("a 503 applied the write")
 	}
 }
+
+// TestKVCheckAndSet: options.cas as KV v2 applies it — 0 writes only a secret that does not
+// exist, n only over version n; anything else is 400 and changes nothing.
+func TestKVCheckAndSet(t *testing.T) {
+	sim, c, _ := start(t)
+	write := func(cas any, v string) error {
+		_, err := c.Logical().Write("secret/data/rancher/cluster-u", map[string]any{"data": map[string]any{"token": v}, "options": map[string]any{"cas": cas}})
+		return err
+	}
+	if err := write(0, "first"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cas  any
+		want string
+	}{{0, "did not match"}, {2, "did not match"}, {-1, "invalid cas"}, {"1", "invalid cas"}} {
+		if err := write(tc.cas, "second"); status(err) != 400 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("cas %v: %v, want 400 %q", tc.cas, err, tc.want)
+		}
+	}
+	if err := write(1, "second"); err != nil {
+		t.Fatal(err)
+	}
+	if got := sim.Secret("secret/rancher/cluster-u")["token"]; got != "second" {
+		t.Errorf("token %v after cas 1", got)
+	}
+	if _, err := c.Logical().Delete("secret/metadata/rancher/cluster-u"); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(0, "third"); err != nil {
+		t.Errorf("cas 0 after the metadata was deleted: %v", err)
+	}
+}

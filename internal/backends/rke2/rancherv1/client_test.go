@@ -65,10 +65,14 @@ func TestClusterLifecycle(t *testing.T) {
 	if _, err := c.EnsureCluster(ctx, rke2.ClusterRef{UUID: "ffff" + uuid[4:], Name: "prod"}, spec); !errors.Is(err, failure.ErrDuplicate) {
 		t.Fatalf("another resource's cluster of the same name: %v", err)
 	}
-	tok, err := c.RegistrationToken(ctx, rc)
-	tok2, err2 := c.RegistrationToken(ctx, rc)
-	if err != nil || err2 != nil || tok.Reveal() == "" || tok.Reveal() != tok2.Reveal() {
-		t.Fatalf("tokens %v %v (equal: %v)", err, err2, tok.Reveal() == tok2.Reveal())
+	reg, err := c.Registration(ctx, rc)
+	reg2, err2 := c.Registration(ctx, rc)
+	tok := reg.Token
+	if err != nil || err2 != nil || tok.Reveal() == "" || tok.Reveal() != reg2.Token.Reveal() {
+		t.Fatalf("tokens %v %v (equal: %v)", err, err2, tok.Reveal() == reg2.Token.Reveal())
+	}
+	if want := base + "/v3/import/" + tok.Reveal() + "_" + rc.ManagementID + ".yaml"; reg.ManifestURL.Reveal() != want || reg2.ManifestURL.Reveal() != want {
+		t.Fatalf("manifest URL %q, want %q", reg.ManifestURL.Reveal(), want)
 	}
 	register(t, base, tok, "prod-server-0", map[string]string{"a": "1"})
 	var nodes []rke2.RancherNodeView

@@ -14,42 +14,41 @@ import (
 )
 
 type crt struct {
-	ID    string `json:"id"`
-	Token string `json:"token"`
+	ID          string `json:"id"`
+	Token       string `json:"token"`
+	ManifestURL string `json:"manifestUrl"`
 }
 
-// RegistrationToken returns the cluster's registration token, creating one if there is none.
-func (c *Client) RegistrationToken(ctx context.Context, rc rke2.RancherCluster) (secret.Secret, error) {
+// Registration returns the cluster's registration token and import manifest URL, creating a
+// registration token if there is none.
+func (c *Client) Registration(ctx context.Context, rc rke2.RancherCluster) (rke2.Registration, error) {
 	if rc.ManagementID == "" {
-		return secret.Secret{}, fmt.Errorf("cluster %s has no management id yet: %w", rc.Name, failure.ErrNotReady)
+		return rke2.Registration{}, fmt.Errorf("cluster %s has no management id yet: %w", rc.Name, failure.ErrNotReady)
 	}
-	find := func() (string, error) {
+	find := func() (crt, error) {
 		var list collection[crt]
 		if err := c.do(ctx, http.MethodGet, "/v3/clusterregistrationtokens"+query("clusterId", rc.ManagementID), nil, &list); err != nil {
-			return "", err
+			return crt{}, err
 		}
 		for _, t := range list.Data {
 			if t.Token != "" {
-				return t.Token, nil
+				return t, nil
 			}
 		}
-		return "", nil
+		return crt{}, nil
 	}
 	tok, err := find()
-	if err == nil && tok == "" {
-		var made crt
-		if err = c.do(ctx, http.MethodPost, "/v3/clusterregistrationtokens",
-			map[string]any{"type": "clusterRegistrationToken", "clusterId": rc.ManagementID}, &made); err == nil {
-			tok = made.Token
-		}
+	if err == nil && tok.Token == "" {
+		err = c.do(ctx, http.MethodPost, "/v3/clusterregistrationtokens",
+			map[string]any{"type": "clusterRegistrationToken", "clusterId": rc.ManagementID}, &tok)
 	}
 	if err != nil {
-		return secret.Secret{}, fmt.Errorf("registration token of %s: %w", rc.Name, err)
+		return rke2.Registration{}, fmt.Errorf("registration token of %s: %w", rc.Name, err)
 	}
-	if tok == "" {
-		return secret.Secret{}, fmt.Errorf("cluster %s has no registration token yet: %w", rc.Name, failure.ErrNotReady)
+	if tok.Token == "" {
+		return rke2.Registration{}, fmt.Errorf("cluster %s has no registration token yet: %w", rc.Name, failure.ErrNotReady)
 	}
-	return secret.New(tok), nil
+	return rke2.Registration{Token: secret.New(tok.Token), ManifestURL: secret.New(tok.ManifestURL)}, nil
 }
 
 type node struct {

@@ -1,0 +1,113 @@
+package ranchersim
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// provCluster creates a v1 provisioning cluster (with or without rkeConfig) and a registration
+// token for it; it returns the management id and the token.
+func provClusterWithToken(t *testing.T, c *client, name string, rkeConfig bool) (string, string) {
+	t.Helper()
+	spec := `{"kubernetesVersion":"v1.31.7+rke2r1"}`
+	if rkeConfig {
+		spec = `{"kubernetesVersion":"v1.31.7+rke2r1","rkeConfig":{}}`
+	}
+	code, body, _ := c.do("POST", "/v1/provisioning.cattle.io.clusters/fleet-default", `{"metadata":{"name":"`+name+`"},"spec":`+spec+`}`)
+	if code != 201 {
+		t.Fatalf("create %s: %d %v", name, code, body)
+	}
+	cid := body["status"].(map[string]any)["clusterName"].(string)
+	code, tok, _ := c.do("POST", "/v3/clusterregistrationtokens", `{"type":"clusterRegistrationToken","clusterId":"`+cid+`"}`)
+	if code != 201 {
+		t.Fatalf("token: %d %v", code, tok)
+	}
+	return cid, tok["token"].(string)
+}
+
+func nodeStates(s *Server, cid string) map[string]string {
+	out := map[string]string{}
+	for _, n := range s.Nodes() {
+		if n.ClusterID == cid {
+			out[n.Name] = n.State + " " + n.Labels["role"] + " " + n.Labels["stage"]
+		}
+	}
+	return out
+}
+
+// TestClusterAgentNodes: an imported cluster's agent reports its Nodes; Rancher shows them as
+// v3 nodes (registering, then active; NotReady unavailable), keeps labels set through the API,
+// drops nodes the agent no longer reports, and deletes through the API like any node. Wrong
+// tokens, provisioned clusters and system-agent registrations into imported clusters are refused.
+func TestClusterAgentNodes(t *testing.T) {
+	s, c := newSim(t, Options{Seed: 4, NodeActiveAfter: 30 * time.Millisecond})
+	cid, token := provClusterWithToken(t, c, "imported", false)
+	provID, provToken := provClusterWithToken(t, c, "provisioned", true)
+	agent := &client{t: t, base: c.base, auth: "Bearer " + token}
+	report := func(a *client, body string) int { code, _, _ := a.do("POST", ClusterAgentEndpoint, body); return code }
+	two := `{"nodes":[{"nodeName":"n-server-0","ready":true,"labels":{"role":"server"},"roles":["etcd","controlplane"]},
+		{"nodeName":"n-agent-0","ready":true,"labels":{"role":"agent"},"roles":["worker"]}]}`
+	if code := report(agent, two); code != 204 {
+		t.Fatalf("report: %d", code)
+	}
+	if got := nodeStates(s, cid); got["n-server-0"] != "registering server " || len(got) != 2 {
+		t.Fatalf("after the first report: %v", got)
+	}
+	time.Sleep(40 * time.Millisecond)
+	if got := nodeStates(s, cid); got["n-agent-0"] != "active agent " {
+		t.Fatalf("nodes %v", got)
+	}
+	if code, body, _ := c.do("GET", "/v1/provisioning.cattle.io.clusters/fleet-default/imported", ""); code != 200 || body["status"].(map[string]any)["ready"] != true {
+		t.Fatalf("the imported cluster is not ready: %v", body)
+	}
+	var agentID string
+	for _, n := range s.Nodes() {
+		if n.Name == "n-agent-0" {
+			agentID = n.ID
+		}
+	}
+	if code, _, _ := c.do("PUT", "/v3/nodes/"+agentID, `{"labels":{"role":"agent","stage":"remove"}}`); code != 200 {
+		t.Fatal("label update refused")
+	}
+	notReady := strings.Replace(two, `"nodeName":"n-agent-0","ready":true`, `"nodeName":"n-agent-0","ready":false`, 1)
+	if code := report(agent, notReady); code != 204 {
+		t.Fatal(code)
+	}
+	if got := nodeStates(s, cid); got["n-agent-0"] != "unavailable agent remove" {
+		t.Fatalf("a NotReady node with an API label: %v", got)
+	}
+	if code := report(agent, `{"nodes":[{"nodeName":"n-server-0","ready":true,"labels":{"role":"server"}}]}`); code != 204 {
+		t.Fatal(code)
+	}
+	if got := nodeStates(s, cid); len(got) != 1 {
+		t.Fatalf("a node the agent no longer reports stays: %v", got)
+	}
+	for _, tc := range []struct {
+		who  *client
+		body string
+		want int
+	}{
+		{&client{t: t, base: c.base, auth: "Bearer wrong"}, two, 401},
+		{&client{t: t, base: c.base, auth: "Bearer " + provToken}, two, 409},
+		{agent, `{"nodes":[{"nodeName":"Bad_Name","ready":true}]}`, 422},
+		{agent, `{"nodes":"n-1"}`, 422},
+	} {
+		if code := report(tc.who, tc.body); code != tc.want {
+			t.Errorf("report %s: %d, want %d", tc.body, code, tc.want)
+		}
+	}
+	sys := func(tok string) int {
+		code, _, _ := (&client{t: t, base: c.base, auth: "Bearer " + tok}).do("POST", RegisterEndpoint, `{"nodeName":"m-1","roles":["worker"]}`)
+		return code
+	}
+	if code := sys(token); code != 409 {
+		t.Errorf("system-agent registration into the imported cluster: %d", code)
+	}
+	if code := sys(provToken); code != 201 || len(nodeStates(s, provID)) != 1 {
+		t.Errorf("system-agent registration into the provisioned cluster: %d", code)
+	}
+	if code, _, _ := c.do("GET", ClusterAgentEndpoint, ""); code != 405 {
+		t.Errorf("GET on the agent endpoint: %d", code)
+	}
+}
