@@ -122,10 +122,10 @@ func (b *Backend) removeNode(ctx context.Context, c *cluster, a Action, servers 
 			return fmt.Errorf("drain: %w", err)
 		}
 		if !drained {
-			if waited := b.d.Now().Sub(since); waited > b.d.DrainTimeout {
+			if waited := b.d.Now().Sub(since); waited > b.s.DrainTimeout {
 				return failure.Errorf("node %s has not drained in %s (drain timeout %s): its pods cannot be evicted "+
 					"(a PodDisruptionBudget, or local data); drain it by hand and the removal continues", a.Node,
-					waited.Round(time.Second), b.d.DrainTimeout)
+					waited.Round(time.Second), b.s.DrainTimeout)
 			}
 			return nil
 		}

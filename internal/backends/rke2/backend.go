@@ -37,9 +37,6 @@ type Deps struct {
 	// ArgoCD, when set, has every ready cluster registered (argocd_k8s_* settings).
 	ArgoCD ArgoCD
 	Log    *zap.Logger
-	// DrainTimeout is how long a node may take to drain before its removal fails with an
-	// error naming it (default 15 minutes).
-	DrainTimeout time.Duration
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 }
@@ -59,9 +56,6 @@ type Backend struct {
 func NewBackend(s *Settings, comps backends.Components, d Deps) *Backend {
 	if d.Log == nil {
 		d.Log = zap.NewNop()
-	}
-	if d.DrainTimeout <= 0 {
-		d.DrainTimeout = 15 * time.Minute
 	}
 	if d.Now == nil {
 		d.Now = time.Now

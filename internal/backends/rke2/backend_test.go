@@ -13,11 +13,11 @@ import (
 // memBackend is a fresh Backend on w (the agent keeps nothing between calls; each call here
 // could be a restarted process).
 func memBackend(t *testing.T, w *memWorld, kv ...any) *Backend {
-	s := goldenSettings(t, kv...)
+	s := goldenSettings(t, append([]any{"drain_timeout", "10m"}, kv...)...)
 	comps := backends.Components{{Name: UsageNodes, AccountingType: "usage"}, {Name: UsageCPU, AccountingType: "usage"},
 		{Name: "server_nodes", AccountingType: "limit"}, {Name: "worker_nodes", AccountingType: "limit"}}
 	return NewBackend(s, comps, Deps{Infra: memInfra{w}, Rancher: memRancher{w}, Vault: memVault{w},
-		DrainTimeout: 10 * time.Minute, Now: func() time.Time { w.mu.Lock(); defer w.mu.Unlock(); return w.now }})
+		Now: func() time.Time { w.mu.Lock(); defer w.mu.Unlock(); return w.now }})
 }
 
 func clusterResource(servers, agents int) backends.Resource {

@@ -35,6 +35,9 @@ type Node struct {
 	// Rancher is the Rancher node's state (active, registering, unavailable, error, …); ""
 	// when Rancher does not list the node (yet).
 	Rancher string
+	// Unregistered: the VM has been up longer than the registration timeout and Rancher still
+	// does not list the node — its bootstrap failed, so it is replaced like a VM in ERROR.
+	Unregistered bool
 }
 
 // HealthOf classifies a node (seed 000 state mapping: active → ready; registering, unavailable
@@ -48,6 +51,9 @@ func HealthOf(n *Node) Health {
 	case "BUILD", "REBUILD", "REBOOT", "HARD_REBOOT", "MIGRATING", "RESIZE", "VERIFY_RESIZE", "PASSWORD":
 		return Pending
 	case "ACTIVE":
+		if n.Rancher == "" && n.Unregistered {
+			return Broken
+		}
 		return RancherHealth(n.Rancher)
 	}
 	return Failed

@@ -39,6 +39,7 @@ type memWorld struct {
 	terminating   map[string]bool // clusters being deleted as a whole (no drains then)
 	dupCreate     int             // the next n CreateServer calls make two VMs (a retried create)
 	refusedLogins int             // VMs whose single-use secret id had been used already
+	failBoots     map[string]int  // node name → how many of its next VMs never register (bootstrap fails)
 }
 
 type memVM struct {
@@ -69,7 +70,7 @@ const (
 func newMemWorld(t *testing.T, seed uint64) *memWorld {
 	return &memWorld{t: t, rng: rand.New(rand.NewPCG(seed, 99)), now: time.Unix(1_800_000_000, 0),
 		servers: map[string]*memVM{}, networks: map[string]bool{}, clusters: map[string]*memCluster{},
-		vault: map[string]*memSecret{}, tokensRead: map[string]map[string]int{}, sids: map[string]bool{}, calls: map[string]int{}, bindings: map[string]bool{}, terminating: map[string]bool{}}
+		vault: map[string]*memSecret{}, tokensRead: map[string]map[string]int{}, sids: map[string]bool{}, calls: map[string]int{}, bindings: map[string]bool{}, terminating: map[string]bool{}, failBoots: map[string]int{}}
 }
 
 // call counts a call and fails it transiently at the fault rate.
@@ -93,6 +94,11 @@ func (w *memWorld) tick() {
 			vm.view.Status = "ACTIVE"
 		}
 		if vm.view.Status == "ACTIVE" && vm.age >= 2*bootTicks && !vm.sidUsed {
+			if w.failBoots[vm.view.Name] > 0 { // cloud-init cannot reach Vault: nothing happens
+				w.failBoots[vm.view.Name]--
+				vm.sidUsed = true
+				continue
+			}
 			w.register(vm)
 		}
 	}
@@ -302,7 +308,7 @@ func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, _ ProvisionSp
 	if cl.mgmtID == "" {
 		cl.mgmtID = "c-m-" + c.UUID[:8]
 	}
-	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: "active"}, nil
+	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: cl.state()}, nil
 }
 
 func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, error) {
@@ -316,7 +322,17 @@ func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, er
 	if !ok || cl.ref.Name != c.Name {
 		return RancherCluster{}, fmt.Errorf("cluster %s: %w", c.Name, failure.ErrNotFound)
 	}
-	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: "active"}, nil
+	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: cl.state()}, nil
+}
+
+// state is Rancher's: provisioning until a node is active, as Rancher shows a custom cluster.
+func (c *memCluster) state() string {
+	for _, n := range c.nodes {
+		if n.view.State == "active" {
+			return "active"
+		}
+	}
+	return "provisioning"
 }
 
 func (m memRancher) ClusterOwner(_ context.Context, name string) (string, error) {

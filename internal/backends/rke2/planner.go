@@ -220,8 +220,15 @@ func (p *pass) replaceBroken() {
 			p.wait("server %s is in ERROR; it is replaced after the server removal in progress", n.Name)
 			continue
 		}
-		p.act(Replace, n, "its VM is in ERROR")
+		p.act(Replace, n, brokenReason(n))
 	}
+}
+
+func brokenReason(n *Node) string {
+	if n.Unregistered {
+		return "its VM never registered with Rancher (bootstrap failed); it is made again with fresh credentials"
+	}
+	return "its VM is in ERROR"
 }
 
 // replaceOrphans replaces nodes still joining through a server that is leaving or gone: their

@@ -129,7 +129,30 @@ func (b *Backend) observe(ctx context.Context, c *cluster) (Observed, []ServerVi
 	if err != nil {
 		return Observed{}, nil, nil, failure.Errorf("cluster %s: inventory on its servers is broken, planning stopped: %v", c.ref.Name, err)
 	}
+	b.markUnregistered(c, obs.Nodes, servers)
 	return obs, servers, rnodes, nil
+}
+
+// markUnregistered flags nodes whose VM has been up past the registration timeout without
+// Rancher listing them: their bootstrap failed and waiting longer will not help. It trusts an
+// absence only while the cluster is still coming up or Rancher lists some of its nodes, so an
+// empty answer about an active cluster never gets its nodes replaced.
+func (b *Backend) markUnregistered(c *cluster, nodes []Node, servers []ServerView) {
+	listed := false
+	for _, n := range nodes {
+		listed = listed || n.Rancher != ""
+	}
+	if c.rc.State == "active" && !listed {
+		return
+	}
+	now, vms := b.d.Now(), byName(servers)
+	for i := range nodes {
+		n := &nodes[i]
+		vm, ok := vms[n.Name]
+		if ok && n.VM == "ACTIVE" && n.Rancher == "" && !vm.Created.IsZero() && now.Sub(vm.Created) > b.s.RegistrationTimeout {
+			n.Unregistered = true
+		}
+	}
 }
 
 // finish: every node is ready. The Vault objects served the nodes' bootstrap and go now (a

@@ -81,7 +81,8 @@ type Settings struct {
 	ArgoCDKubeconfig       secret.Secret          `mapstructure:"argocd_k8s_kubeconfig"`
 	// OpenStack is the cloud the VMs live in (settings_openstack.go).
 	OpenStack OpenStackSettings `mapstructure:"openstack"`
-	cloudInit *CloudInit        // parsed template (default or the file's)
+	Timeouts  `mapstructure:",squash"`
+	cloudInit *CloudInit // parsed template (default or the file's)
 	flavorsRe *regexp.Regexp
 }
 
@@ -181,6 +182,7 @@ func (s *Settings) applyDefaults() {
 	}
 	s.RoleRequirements = req
 	s.OpenStack.applyDefaults()
+	s.Timeouts.applyDefaults()
 }
 
 func (s *Settings) validate() error {
@@ -191,6 +193,9 @@ func (s *Settings) validate() error {
 		return err
 	}
 	if err := s.OpenStack.validate(); err != nil {
+		return err
+	}
+	if err := s.Timeouts.validate(); err != nil {
 		return err
 	}
 	return s.validateIntegrations()

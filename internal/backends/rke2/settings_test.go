@@ -134,6 +134,8 @@ func TestDecodeSettingsErrorsNameTheKey(t *testing.T) {
 		{"openstack dns", withOS("dns_nameservers", []any{"one"}), "backend_settings.openstack.dns_nameservers[0]"},
 		{"openstack retries", withOS("retries", 99), "backend_settings.openstack.retries"},
 		{"openstack unknown type", withOS("verify_ssl", "maybe"), "openstack.verify_ssl"},
+		{"drain timeout", with(baseSettings(), "drain_timeout", "10s"), "drain_timeout"},
+		{"registration timeout", with(baseSettings(), "node_registration_timeout", "forever"), "node_registration_timeout"},
 		{"argocd half", with(baseSettings(), "argocd_k8s_namespace", "argocd"), "argocd_k8s_namespace"},
 		{"argocd namespace", with(baseSettings(), "argocd_k8s_namespace", "Argo_CD", "argocd_k8s_kubeconfig", "/etc/argocd.kubeconfig"), "argocd_k8s_namespace"},
 	}
