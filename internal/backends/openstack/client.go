@@ -15,15 +15,19 @@ import (
 type clients struct {
 	provider                           *gophercloud.ProviderClient
 	identity, compute, volume, network *gophercloud.ServiceClient
-	// image (Glance) and loadBalancer (Octavia) are nil when the catalog has no such service.
-	image, loadBalancer *gophercloud.ServiceClient
+	// image (Glance) and loadBalancer (Octavia) are nil when the catalog has no such service,
+	// or when it did not answer (imageErr, loadBalancerErr say so; see osc.Clients).
+	image, loadBalancer       *gophercloud.ServiceClient
+	imageErr, loadBalancerErr error
+	complete                  bool
 
 	domainID, userDomainID, roleID string
 	extNetID                       string
 }
 
 // conn returns the connected clients, authenticating and resolving names on first use. A
-// failed attempt is not cached: the next call tries again.
+// failed attempt is not cached, nor one where a listed optional service did not answer: the
+// next call tries again.
 func (b *Backend) conn(ctx context.Context) (*clients, error) {
 	b.connMu.Lock()
 	defer b.connMu.Unlock()
@@ -37,7 +41,9 @@ func (b *Backend) conn(ctx context.Context) (*clients, error) {
 	if err := b.resolve(ctx, c); err != nil {
 		return nil, err
 	}
-	b.cl = c
+	if c.complete {
+		b.cl = c
+	}
 	return c, nil
 }
 
@@ -48,7 +54,8 @@ func (b *Backend) connect(ctx context.Context) (*clients, error) {
 		return nil, err
 	}
 	return &clients{provider: sc.Provider, identity: sc.Identity, compute: sc.Compute, volume: sc.Volume,
-		network: sc.Network, image: sc.Image, loadBalancer: sc.LoadBalancer}, nil
+		network: sc.Network, image: sc.Image, loadBalancer: sc.LoadBalancer,
+		imageErr: sc.ImageErr, loadBalancerErr: sc.LoadBalancerErr, complete: sc.Complete()}, nil
 }
 
 // resolve looks up the ids behind configured names.

@@ -46,8 +46,8 @@ func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
 	}
 	checks := []backends.Check{
 		{Name: "keystone authentication", OK: true, Detail: fmt.Sprintf("%s as %s (project %s) at %s", s.UserDomainName, s.Username, s.ProjectName, s.AuthURL)},
-		{Name: "catalog endpoints", OK: true, Detail: fmt.Sprintf("identity %s, compute %s, volumev3 %s, network %s, image %s, load-balancer %s",
-			c.identity.Endpoint, c.compute.Endpoint, c.volume.Endpoint, c.network.Endpoint, optionalEndpoint(c.image), optionalEndpoint(c.loadBalancer))},
+		{Name: "catalog endpoints", OK: c.complete, Detail: fmt.Sprintf("identity %s, compute %s, volumev3 %s, network %s, image %s, load-balancer %s",
+			c.identity.Endpoint, c.compute.Endpoint, c.volume.Endpoint, c.network.Endpoint, optionalEndpoint(c.image, c.imageErr), optionalEndpoint(c.loadBalancer, c.loadBalancerErr))},
 	}
 	checks = append(checks, b.checkAdmin(ctx, c))
 	check := func(name string, fn func() (string, error)) {
@@ -106,7 +106,10 @@ func (b *Backend) checkAdmin(ctx context.Context, c *clients) backends.Check {
 }
 
 // optionalEndpoint describes a service terminate cleans up only when the catalog has it.
-func optionalEndpoint(sc *gophercloud.ServiceClient) string {
+func optionalEndpoint(sc *gophercloud.ServiceClient, err error) string {
+	if err != nil {
+		return err.Error()
+	}
 	if sc == nil {
 		return "absent (nothing of it to clean up on terminate)"
 	}

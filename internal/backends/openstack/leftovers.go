@@ -136,7 +136,7 @@ func waits(inv inventory, after []string) bool {
 
 func listLoadBalancers(ctx context.Context, c *clients, projectID string) ([]leftover, error) {
 	if c.loadBalancer == nil {
-		return nil, nil // no Octavia in the catalog: no load balancers
+		return nil, c.loadBalancerErr // nil: no Octavia in the catalog, no load balancers
 	}
 	page, err := loadbalancers.List(c.loadBalancer, loadbalancers.ListOpts{ProjectID: projectID}).AllPages(ctx)
 	if err != nil {
@@ -214,7 +214,7 @@ func listServerGroups(ctx context.Context, c *clients, projectID string) ([]left
 // when an administrator made it so, and other projects may be using it.
 func listImages(ctx context.Context, c *clients, projectID string) ([]leftover, error) {
 	if c.image == nil {
-		return nil, nil // no Glance in the catalog: no images
+		return nil, c.imageErr // nil: no Glance in the catalog, no images
 	}
 	page, err := images.List(c.image, images.ListOpts{Owner: projectID, Visibility: "all"}).AllPages(ctx)
 	if err != nil {

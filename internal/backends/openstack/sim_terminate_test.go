@@ -137,3 +137,24 @@ func TestTerminateWithoutGlanceAndOctavia(t *testing.T) {
 		t.Errorf("left behind %+v", got)
 	}
 }
+
+// A Glance that the catalog lists but that does not answer (down for maintenance) stops only
+// the work that needs it: tenants are still created, and a terminate that must look for images
+// waits with a transient error (the order is retried, never erred) until Glance is back.
+func TestGlanceDownStopsOnlyWhatNeedsIt(t *testing.T) {
+	env := startSim(t, openstacksim.Options{})
+	env.sim.SetDown("glance", true)
+	b := env.backend(t, backendOpts{settings: map[string]any{"force_destroy": true}})
+	res := create(t, b, resource(1), "glance-down")
+	err := b.Delete(ctxT(t), res)
+	if err == nil || !failure.IsTransient(err) || !strings.Contains(err.Error(), "image") {
+		t.Fatalf("delete with Glance down: %v, want a transient error naming the image service", err)
+	}
+	env.sim.SetDown("glance", false)
+	if err := b.Delete(ctxT(t), res); err != nil {
+		t.Fatalf("delete once Glance is back: %v", err)
+	}
+	if got := workloads(env.sim.ObjectsOf(res.BackendID)); !cmp.Equal(got, openstacksim.Objects{}) {
+		t.Errorf("left behind %+v", got)
+	}
+}

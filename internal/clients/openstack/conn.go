@@ -95,11 +95,14 @@ func (c *Connection) CertPool(prefix string) (*x509.CertPool, error) {
 }
 
 // Clients are the authenticated service clients. Image (Glance) and LoadBalancer (Octavia)
-// are nil when the catalog has no such service.
+// are nil when the catalog has no such service, or when the catalog lists it but its version
+// discovery failed (the service is down): ImageErr and LoadBalancerErr then say why, so that
+// only the work needing that service fails, and a later Connect tries it again.
 type Clients struct {
 	Provider                           *gophercloud.ProviderClient
 	Identity, Compute, Volume, Network *gophercloud.ServiceClient
 	Image, LoadBalancer                *gophercloud.ServiceClient
+	ImageErr, LoadBalancerErr          error
 	// ProjectID is the project the token is scoped to.
 	ProjectID string
 }
@@ -153,9 +156,11 @@ func (c *Clients) build(provider *gophercloud.ProviderClient, eo gophercloud.End
 		*st.dst = sc
 	}
 	optional := []struct {
-		dst **gophercloud.ServiceClient
-		new func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)
-	}{{&c.Image, gos.NewImageV2}, {&c.LoadBalancer, gos.NewLoadBalancerV2}}
+		name   string
+		dst    **gophercloud.ServiceClient
+		errDst *error
+		new    func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)
+	}{{"image", &c.Image, &c.ImageErr, gos.NewImageV2}, {"load-balancer", &c.LoadBalancer, &c.LoadBalancerErr, gos.NewLoadBalancerV2}}
 	for _, st := range optional {
 		sc, err := st.new(provider, eo)
 		var missing *gophercloud.ErrEndpointNotFound
@@ -163,8 +168,13 @@ func (c *Clients) build(provider *gophercloud.ProviderClient, eo gophercloud.End
 		case err == nil:
 			*st.dst = sc
 		case !errors.As(err, &missing):
-			return failure.Wrap(err, "openstack catalog")
+			// Listed but not answering its version discovery: a transient outage of a service
+			// most work does not need.
+			*st.errDst = Classify(st.name, fmt.Errorf("openstack catalog lists %s, but it did not answer: %w", st.name, err))
 		}
 	}
 	return nil
 }
+
+// Complete reports whether every service the catalog lists answered (see ImageErr).
+func (c *Clients) Complete() bool { return c.ImageErr == nil && c.LoadBalancerErr == nil }

@@ -90,6 +90,9 @@ func (in *Infra) conn(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sc.ImageErr != nil {
+		return nil, sc.ImageErr
+	}
 	if sc.Image == nil {
 		return nil, failure.Errorf("openstack: the catalog has no image (Glance) endpoint; base_image_name cannot be resolved")
 	}
