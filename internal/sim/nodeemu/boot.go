@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -106,7 +107,27 @@ func (b Boot) Token(ctx context.Context, hc *http.Client, vaultAddr string) (str
 	return kv.Data.Data["token"], nil
 }
 
+// curlRetries and curlRetryDelay play the script's `curl --retry 10 --retry-delay 5
+// --retry-all-errors`: each request is repeated on any failure (the delay scaled down), so a
+// 5xx on the token read retries the read with the same login token rather than logging in
+// again with a secret id that is already spent.
+const (
+	curlRetries    = 10
+	curlRetryDelay = 20 * time.Millisecond
+)
+
 func do(ctx context.Context, hc *http.Client, method, url, token string, body []byte, out any) error {
+	var err error
+	for i := 0; i <= curlRetries; i++ {
+		if err = doOnce(ctx, hc, method, url, token, body, out); err == nil || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(curlRetryDelay)
+	}
+	return err
+}
+
+func doOnce(ctx context.Context, hc *http.Client, method, url, token string, body []byte, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
