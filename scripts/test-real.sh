@@ -3,7 +3,9 @@
 # own script and cached between runs:
 #   - Kubernetes: kube-apiserver + kube-controller-manager v1.36.3 built from the module proxy
 #     (scripts/kube/build.sh, cached in ~/.cache/site-agent) with Debian's etcd;
-#   - OpenStack Zed APIs from Debian's packages on PostgreSQL (scripts/openstack/up.sh, root);
+#   - OpenStack Zed APIs from Debian's packages on PostgreSQL (scripts/openstack/up.sh, root),
+#     with real Nova servers (--compute: Glance, conductor, scheduler, nova-compute and
+#     cinder-volume with fake drivers, on the RabbitMQ below) for the rke2 backend;
 #   - Vault: a real Vault core in a separate test module (scripts/vault/test.sh);
 #   - leader election: the elector and two replicas of the binary against the kube-apiserver;
 #   - container: the OCI image built without a registry and run read-only, non-root with podman
@@ -13,7 +15,8 @@
 #   - RabbitMQ with STOMP and Web-STOMP from Debian's package (scripts/rabbitmq/up.sh).
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
 # OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 leave a part out (e.g. on a
-# machine without root). HELM needs KUBE.
+# machine without root). HELM needs KUBE. COMPUTE=0 leaves out real Nova servers (OpenStack
+# APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -42,10 +45,13 @@ if [ "${HELM:-1}" = 1 ]; then
   helm_pid=$!
 fi
 os_pid=""
+[ "${OPENSTACK:-1}" = 1 ] || COMPUTE=0
+os_flags=()
+[ "${COMPUTE:-1}" = 0 ] || os_flags=(--compute)
 if [ "${OPENSTACK:-1}" = 1 ]; then
   # apt and database syncs are mostly waiting: let them run while Kubernetes compiles.
-  log "starting OpenStack in the background (log: /tmp/site-agent-openstack-up.log)"
-  ./scripts/openstack/up.sh >/tmp/site-agent-openstack-up.log 2>&1 &
+  log "starting OpenStack ${os_flags[*]} in the background (log: /tmp/site-agent-openstack-up.log)"
+  ./scripts/openstack/up.sh "${os_flags[@]}" >/tmp/site-agent-openstack-up.log 2>&1 &
   os_pid=$!
 fi
 
@@ -80,6 +86,10 @@ if [ -n "$os_pid" ]; then
   tail -3 /tmp/site-agent-openstack-up.log
   packages+=(./internal/backends/openstack/...)
   e2e+=(OpenStack)
+  if [ "${COMPUTE:-1}" = 1 ]; then
+    packages+=(./internal/backends/rke2/novainfra/...)
+    e2e+=(RealNova)
+  fi
 fi
 
 if [ -n "$rmq_pid" ]; then

@@ -121,7 +121,7 @@ write_nova_conf() {
 use_stderr = true
 my_ip = 127.0.0.1
 state_path = $STATE/nova
-transport_url = fake://
+transport_url = $(transport)
 enabled_apis = osapi_compute
 
 [api]
@@ -154,6 +154,7 @@ project_name = service
 username = neutron
 password = $(secret service)
 region_name = RegionOne
+$(nova_compute_sections)
 
 $(common_sections nova)
 EOF
@@ -169,7 +170,7 @@ write_cinder_conf() {
 use_stderr = true
 my_ip = 127.0.0.1
 state_path = $STATE/cinder
-transport_url = fake://
+transport_url = $(transport)
 auth_strategy = keystone
 api_paste_config = /etc/cinder/api-paste.ini
 
@@ -199,8 +200,9 @@ rpc_workers = 0
 rpc_state_report_workers = 0
 allow_overlapping_ips = true
 dhcp_agent_notification = false
-notify_nova_on_port_status_changes = false
-notify_nova_on_port_data_changes = false
+# Nova learns of port changes (floating IPs in a server's addresses) only with these.
+notify_nova_on_port_status_changes = $(compute_on && echo true || echo false)
+notify_nova_on_port_data_changes = $(compute_on && echo true || echo false)
 api_paste_config = /etc/neutron/api-paste.ini
 
 [database]
@@ -249,5 +251,6 @@ write_configs() {
 	write_nova_conf
 	write_cinder_conf
 	write_neutron_conf
+	if compute_on; then write_compute_confs; fi
 	chmod -R go-rwx "$STATE/etc"
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Stops what scripts/openstack/up.sh started: the five API processes (by the
-# pidfiles in the state dir) and PostgreSQL if up.sh was the one that started
-# it and nobody else is connected. Packages stay installed.
+# Stops what scripts/openstack/up.sh started: the five API processes and, after
+# up.sh --compute, Glance and the compute daemons (by the pidfiles in the state
+# dir), and PostgreSQL if up.sh was the one that started it and nobody else is
+# connected. Packages stay installed; so does the broker of scripts/rabbitmq
+# (and the vhost up.sh --compute made on it). The next up.sh is without compute
+# unless asked again.
 #   --purge   also drops the OpenStack databases and role, and deletes the
 #             state dir (the next up.sh starts from a clean slate).
 set -euo pipefail
@@ -20,8 +23,9 @@ esac
 exec 9>"$STATE/.lock"
 flock -w 600 9 || die "another up.sh/down.sh holds $STATE/.lock"
 
+stop_all nova-compute nova-conductor nova-scheduler cinder-volume cinder-scheduler glance
 stop_all neutron cinder nova placement keystone
-rm -f "$STATE/env"
+rm -f "$STATE/env" "$STATE/compute"
 
 other_clients() {
 	local ours

@@ -5,9 +5,11 @@ STATE=${SITE_AGENT_OS_STATE:-/var/tmp/site-agent-openstack}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PY=/usr/bin/python3 # Debian's interpreter: the OpenStack modules live there, not in a pyenv
 DB_ROLE=siteagent_os
-DATABASES="keystone placement nova_api nova nova_cell0 neutron cinder"
+DATABASES="keystone placement nova_api nova nova_cell0 neutron cinder glance"
 # Services in start order: name port.
 SERVICES="keystone:5000 placement:8778 nova:8774 cinder:8776 neutron:9696"
+# The compute part's API (up.sh --compute; compute.sh has its daemons).
+COMPUTE_SERVICES="glance:9292"
 
 ts() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(ts)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -30,7 +32,7 @@ phase() {
 
 port_of() {
 	local s
-	for s in $SERVICES; do
+	for s in $SERVICES $COMPUTE_SERVICES; do
 		[ "${s%%:*}" = "$1" ] && { echo "${s##*:}"; return; }
 	done
 	die "unknown service $1"

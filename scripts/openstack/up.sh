@@ -4,17 +4,26 @@
 # Neutron :9696, on the local PostgreSQL 15, with no message broker (fake://
 # transport) and no agents. Idempotent: with everything up it returns in
 # seconds. Writes ${SITE_AGENT_OS_STATE:-/var/tmp/site-agent-openstack}/env.
+#   --compute (or SITE_AGENT_OS_COMPUTE=1): also real Nova servers with no
+#             hypervisor (compute.sh): Glance :9292, nova-conductor, -scheduler,
+#             -compute (fake driver), cinder-scheduler, -volume (fake driver), on
+#             the broker of scripts/rabbitmq/up.sh. Sticky until down.sh.
 # Stop with down.sh. See README.md next to this script.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=conf.sh
 . "$HERE/conf.sh"
+# shellcheck source=compute.sh
+. "$HERE/compute.sh"
 # shellcheck source=../lib/apt.sh
 . "$HERE/../lib/apt.sh"
 
 PACKAGES="keystone nova-api neutron-server cinder-api placement-api uwsgi-core uwsgi-plugin-python3 python3-psycopg2 curl openssl iproute2 procps"
 PG_STARTED_MARK="$STATE/run/postgres.started-by-up"
+COMPUTE_MARK="$STATE/compute"
+
+packages() { echo "$PACKAGES"; if compute_on; then echo "$COMPUTE_PACKAGES"; fi; }
 
 all_up() {
 	local s
@@ -26,7 +35,7 @@ all_up() {
 
 installed() {
 	local p
-	for p in $PACKAGES; do
+	for p in $(packages); do
 		dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || return 1
 	done
 }
@@ -54,7 +63,7 @@ install_packages() {
 	"${apt[@]}" update || die "apt-get update failed"
 	for try in 1 2 3; do
 		# shellcheck disable=SC2086
-		"${apt[@]}" install -y --no-install-recommends --no-upgrade $PACKAGES && break
+		"${apt[@]}" install -y --no-install-recommends --no-upgrade $(packages) && break
 		[ "$try" -lt 3 ] || die "apt-get install failed 3 times"
 		log "apt-get install failed (try $try); repairing and retrying"
 		dpkg_configure_pending || true
@@ -74,7 +83,8 @@ restore_policy_rc() {
 stop_package_services() {
 	local u
 	command -v systemctl >/dev/null && [ -d /run/systemd/system ] || return 0
-	for u in keystone nova-api neutron-api neutron-rpc-server neutron-server cinder-api placement-api uwsgi; do
+	for u in keystone nova-api neutron-api neutron-rpc-server neutron-server cinder-api placement-api uwsgi \
+		glance-api nova-conductor nova-scheduler nova-compute cinder-scheduler cinder-volume rabbitmq-server; do
 		systemctl disable --now "$u" >/dev/null 2>&1 || true
 	done
 }
@@ -83,7 +93,7 @@ make_secrets() {
 	local s
 	mkdir -p "$STATE/secrets"
 	chmod 700 "$STATE/secrets"
-	for s in admin service db; do
+	for s in admin service db rabbit; do
 		[ -s "$STATE/secrets/$s" ] || (umask 077 && openssl rand -hex 16 >"$STATE/secrets/$s")
 	done
 }
@@ -140,6 +150,10 @@ db_sync() {
 	once nova-db nova-manage "${nc[@]}" db sync
 	once neutron-db neutron-db-manage "${qc[@]}" upgrade heads
 	once cinder-db cinder-manage --config-file "$STATE/etc/cinder/cinder.conf" db sync
+	if compute_on; then
+		once glance-db glance-manage --config-file "$STATE/etc/glance/glance-api.conf" db_sync
+	fi
+	sync_cell_transport
 }
 
 create_cell1() {
@@ -158,7 +172,10 @@ start_service() {
 	if [ -n "$(ss -Hltn "sport = :$port")" ]; then
 		die "127.0.0.1:$port ($name) is taken by a process up.sh did not start: $(ss -Hltnp "sport = :$port")"
 	fi
-	if [ "$name" = neutron ]; then
+	if [ "$name" = glance ]; then
+		setsid glance-api --config-file "$STATE/etc/glance/glance-api.conf" </dev/null >>"$STATE/log/glance.log" 2>&1 9>&- &
+		echo $! >"$(pidfile glance)"
+	elif [ "$name" = neutron ]; then
 		setsid neutron-server --config-file "$STATE/etc/neutron/neutron.conf" \
 			--config-file "$STATE/etc/neutron/ml2_conf.ini" \
 			--log-file "$STATE/log/neutron.log" </dev/null >>"$STATE/log/neutron.stdout" 2>&1 9>&- &
@@ -197,6 +214,11 @@ export OS_REGION_NAME='RegionOne'
 export OS_IDENTITY_API_VERSION='3'
 export SITE_AGENT_OS_EXTERNAL_NETWORK='public'
 EOF
+		if compute_on; then
+			printf "# Real Nova servers (up.sh --compute): image, flavors m1.*, host\n"
+			printf "export SITE_AGENT_OS_COMPUTE='1'\nexport SITE_AGENT_OS_IMAGE='%s'\nexport SITE_AGENT_OS_COMPUTE_HOST='%s'\n" \
+				"$IMAGE_NAME" "$COMPUTE_HOST"
+		fi >>"$STATE/env.tmp"
 	)
 	mv -f "$STATE/env.tmp" "$STATE/env"
 	chmod 644 "$STATE/env"
@@ -204,7 +226,7 @@ EOF
 
 report_rss() {
 	local total=0 s pid kb
-	for s in $SERVICES; do
+	for s in $SERVICES $(compute_on && echo "$COMPUTE_SERVICES $COMPUTE_DAEMONS"); do
 		s=${s%%:*}
 		pid=$(cat "$(pidfile "$s")")
 		# the service's whole process tree (uwsgi workers, neutron workers)
@@ -215,30 +237,57 @@ report_rss() {
 	log "  total RSS $((total / 1024)) MB"
 }
 
+# restart_changed SUMS: stops the running services whose configuration differs from SUMS
+# (md5sums of $STATE/etc before write_configs), so that they start again with the new one.
+restart_changed() {
+	local s name dir changed=()
+	for s in $SERVICES $COMPUTE_SERVICES $COMPUTE_DAEMONS; do
+		name=${s%%:*} dir=${s%%[:-]*}
+		running "$name" || continue
+		[ "$(grep " $STATE/etc/$dir/" <<<"$1")" = "$(conf_sums | grep " $STATE/etc/$dir/")" ] || changed+=("$name")
+	done
+	[ ${#changed[@]} = 0 ] || { log "  configuration changed: restarting ${changed[*]}"; stop_all "${changed[@]}"; }
+}
+
+conf_sums() { md5sum "$STATE"/etc/*/* 2>/dev/null || true; }
+
 main() {
 	[ "$(id -u)" = 0 ] || die "run as root (installs packages and starts PostgreSQL)"
-	local t0
+	case ${1:-} in
+	--compute) COMPUTE=1 ;;
+	"") COMPUTE=${SITE_AGENT_OS_COMPUTE:-0} ;;
+	*) die "usage: $0 [--compute]" ;;
+	esac
+	local t0 sums
 	t0=$(ts)
 	mkdir -p "$STATE"
 	exec 9>"$STATE/.lock"
 	flock -w 1800 9 || die "another up.sh/down.sh holds $STATE/.lock"
-	if all_up; then
-		log "already up (env: $STATE/env); $(elapsed "$t0") s"
+	[ ! -e "$COMPUTE_MARK" ] || COMPUTE=1 # until down.sh
+	if all_up && { ! compute_on || compute_up; }; then
+		log "already up$(compute_on && echo ' with compute') (env: $STATE/env); $(elapsed "$t0") s"
 		return 0
 	fi
 	: >"$STATE/timings"
+	if compute_on; then touch "$COMPUTE_MARK"; fi
 	phase apt install_packages
 	stop_package_services
 	make_secrets
 	mkdir -p "$STATE/log" "$STATE/run"
+	if compute_on; then start_broker; fi # in the background: it starts in 10-20 s
 	phase postgres setup_postgres
+	sums=$(conf_sums)
 	write_configs
+	restart_changed "$sums"
 	phase db-sync db_sync
 	# Keystone first: the other APIs validate tokens with their service users.
 	phase start-keystone start_keystone
-	phase catalog "$PY" "$HERE/bootstrap.py" catalog
+	# shellcheck disable=SC2046
+	phase catalog "$PY" "$HERE/bootstrap.py" catalog $(compute_on && echo --image)
+	if compute_on; then phase broker ensure_broker; fi
 	phase start-apis start_apis
 	phase external-network "$PY" "$HERE/bootstrap.py" external-network
+	if compute_on; then phase compute start_compute; fi
 	phase check "$PY" "$HERE/bootstrap.py" check
 	write_env
 	report_rss

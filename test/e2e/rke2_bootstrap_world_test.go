@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/waldur/site-agent/internal/sim/nodeemu"
-	"github.com/waldur/site-agent/internal/sim/openstacksim"
 )
 
 // rke2Nodes plays the VMs of bootstrap rke2 clusters (newRKE2World with withBootstrap("rke2")):
@@ -36,7 +35,7 @@ func newRKE2Nodes() *rke2Nodes {
 }
 
 // boot boots one ACTIVE VM into its cluster.
-func (r *rke2Nodes) boot(ctx context.Context, hc *http.Client, vaultURL string, b nodeemu.Boot, s openstacksim.ServerInfo) error {
+func (r *rke2Nodes) boot(ctx context.Context, hc *http.Client, vaultURL string, b nodeemu.Boot, s cloudServer) error {
 	uuid := b.Labels[labelCluster]
 	if uuid == "" || len(s.FixedIPs) == 0 {
 		return fmt.Errorf("%s: no cluster label or no address", s.Name)
@@ -84,7 +83,7 @@ func (r *rke2Nodes) checkTargetLocked(uuid string, b nodeemu.Boot) string {
 }
 
 // vmsGone takes the nodes of deleted VMs out of their clusters.
-func (r *rke2Nodes) vmsGone(servers []openstacksim.ServerInfo) {
+func (r *rke2Nodes) vmsGone(servers []cloudServer) {
 	exists := map[string]bool{}
 	for _, s := range servers {
 		exists[s.ID] = true

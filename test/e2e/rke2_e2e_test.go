@@ -16,8 +16,8 @@ const rke2Cluster = "halo"
 // clusterServers are the cluster's Nova servers by status.
 func (w *rke2World) clusterServers() (all int, byStatus map[string]int) {
 	byStatus = map[string]int{}
-	for _, s := range w.os.Servers() {
-		if strings.HasPrefix(s.Name, rke2Cluster+"-") {
+	for _, s := range w.cloud.servers() {
+		if strings.HasPrefix(s.Name, w.cluster+"-") && !s.Deleting {
 			all++
 			byStatus[s.Status]++
 		}
@@ -55,7 +55,7 @@ func (w *rke2World) explainOnFailure(t *testing.T, p *proc) {
 		w.mu.Lock()
 		t.Logf("node emulator refusals: %v", w.refused)
 		w.mu.Unlock()
-		for _, s := range w.os.Servers() {
+		for _, s := range w.cloud.servers() {
 			t.Logf("server %s %s", s.Name, s.Status)
 		}
 		for _, n := range w.rs.Nodes() {
@@ -167,8 +167,10 @@ func killedMidCreateUnderFaults(t *testing.T, opts ...rke2Option) *rke2World {
 	w.explainOnFailure(t, second)
 	w.waitOrder(t, second, create, "the cluster after the restart", 120*time.Second)
 	names := map[string]int{}
-	for _, s := range w.os.Servers() {
-		names[s.Name]++
+	for _, s := range w.cloud.servers() {
+		if !s.Deleting {
+			names[s.Name]++
+		}
 	}
 	if len(names) != 5 {
 		t.Fatalf("servers %v, want five nodes", names)

@@ -27,11 +27,13 @@ import (
 // rke2World is Waldur, OpenStack, Rancher, Vault and Keycloak simulators on loopback, and a
 // node emulator playing every VM: once Nova shows a server ACTIVE, it reads the server's user
 // data, logs in to Vault with the single-use secret id in it, reads the cluster token and
-// registers the node with Rancher, as cloud-init and the system-agent would.
+// registers the node with Rancher, as cloud-init and the system-agent would. The OpenStack
+// side is a cloud: the simulator (newRKE2World) or the real one (rke2_realnova_test.go).
 type rke2World struct {
 	*env
-	os       *openstacksim.Server
-	osURL    string
+	cloud    rke2Cloud
+	cluster  string               // the cluster's name (order attribute name)
+	os       *openstacksim.Server // nil on a real cloud
 	rs       *ranchersim.Server
 	rsURL    string
 	vs       *vaultsim.Server
@@ -58,15 +60,71 @@ type rke2Option func(*rke2World)
 // withBootstrap sets backend_settings.bootstrap; the node emulator plays that mode's VMs.
 func withBootstrap(mode string) rke2Option { return func(w *rke2World) { w.bootstrap = mode } }
 
+// rke2Cloud is the OpenStack side of an rke2World.
+type rke2Cloud interface {
+	// settings are the offering's backend_settings lines for it (image, server flavor, the
+	// openstack block), unindented.
+	settings() string
+	// servers lists the servers the node emulator may boot, with their user data.
+	servers() []cloudServer
+	// poll is how often the node emulator lists the servers.
+	poll() time.Duration
+}
+
+// cloudServer is a Nova server as the node emulator and the tests see it.
+type cloudServer struct {
+	ID, Name, Status, UserData string
+	FixedIPs                   []string // the addresses on the cluster network
+	Deleting                   bool     // Nova accepted its deletion (task state "deleting")
+}
+
+// simCloud is the OpenStack simulator.
+type simCloud struct {
+	os  *openstacksim.Server
+	url string
+}
+
+func (c simCloud) settings() string {
+	o := c.os.Options()
+	return fmt.Sprintf(`base_image_name: "cirros"
+managed_rancher_server_flavor_name: "m1.large"
+openstack:
+  auth_url: %q
+  username: %q
+  password: %q
+  project_name: %q
+  region_name: %q
+  external_network_name: %q
+`, openstacksim.AuthURL(c.url), o.AdminUser, o.AdminPassword, o.AdminProject, o.Region, o.ExternalNetwork)
+}
+
+func (c simCloud) servers() []cloudServer {
+	var out []cloudServer
+	for _, s := range c.os.Servers() {
+		out = append(out, cloudServer{ID: s.ID, Name: s.Name, Status: s.Status, UserData: s.UserData, FixedIPs: s.FixedIPs, Deleting: s.Deleting})
+	}
+	return out
+}
+
+func (simCloud) poll() time.Duration { return 20 * time.Millisecond }
+
 func newRKE2World(t *testing.T, opts ...rke2Option) *rke2World {
 	t.Helper()
-	w := &rke2World{booted: map[string]bool{}, attempts: map[string]int{}, bootstrap: "rancher", rke2: newRKE2Nodes()}
+	sim := openstacksim.New(openstacksim.Options{BuildDelay: 150 * time.Millisecond, DeleteDelay: 100 * time.Millisecond})
+	sim.AddNamedImage("cirros")
+	w := newRKE2WorldOn(t, simCloud{os: sim, url: serve(t, sim, false)}, rke2Cluster, opts...)
+	w.os = sim
+	return w
+}
+
+// newRKE2WorldOn is the world on a cloud, for a cluster of that name.
+func newRKE2WorldOn(t *testing.T, cloud rke2Cloud, cluster string, opts ...rke2Option) *rke2World {
+	t.Helper()
+	w := &rke2World{cloud: cloud, cluster: cluster, booted: map[string]bool{}, attempts: map[string]int{},
+		bootstrap: "rancher", rke2: newRKE2Nodes()}
 	for _, o := range opts {
 		o(w)
 	}
-	w.os = openstacksim.New(openstacksim.Options{BuildDelay: 150 * time.Millisecond})
-	w.os.AddNamedImage("cirros")
-	w.osURL = serve(t, w.os, false)
 	w.rs = ranchersim.New(ranchersim.Options{Seed: 3, NodeActiveAfter: 150 * time.Millisecond, DrainDuration: 150 * time.Millisecond,
 		ProvisionDeleteDelay: 200 * time.Millisecond, RoleTemplates: []string{"cluster-member"}})
 	w.rsURL = serve(t, w.rs, true)
@@ -122,7 +180,6 @@ func serve(t *testing.T, h http.Handler, useTLS bool) string {
 func (w *rke2World) writeConfig() {
 	vu, _ := url.Parse(w.vsURL)
 	vhost, vport, _ := net.SplitHostPort(vu.Host)
-	o := w.os.Options()
 	cfg := fmt.Sprintf(`timezone: UTC
 log_level: INFO
 heartbeat_file: %s
@@ -141,9 +198,7 @@ offerings:
       username: "%s"
       password: "%s"
       verify_cert: false
-      base_image_name: "cirros"
-      managed_rancher_server_flavor_name: "m1.large"
-      managed_rancher_server_system_volume_size_gb: 64
+%s      managed_rancher_server_system_volume_size_gb: 64
       managed_rancher_worker_system_volume_size_gb: 64
       vault_host: %q
       vault_port: %s
@@ -153,20 +208,13 @@ offerings:
       keycloak_realm: waldur
       keycloak_username: admin
       keycloak_password: admin
-      openstack:
-        auth_url: %q
-        username: %q
-        password: %q
-        project_name: %q
-        region_name: %q
-        external_network_name: %q
     backend_components:
       server_nodes: {limit: 5, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Server nodes"}
       worker_nodes: {limit: 20, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Worker nodes"}
       nodes: {measured_unit: nodes, unit_factor: 1, accounting_type: usage, label: "Nodes"}
 `, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID, w.bootstrap,
-		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], vhost, vport, vaultRoot, w.kcURL,
-		openstacksim.AuthURL(w.osURL), o.AdminUser, o.AdminPassword, o.AdminProject, o.Region, o.ExternalNetwork)
+		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], indent(w.cloud.settings(), 6),
+		vhost, vport, vaultRoot, w.kcURL)
 	w.config = filepath.Join(w.dir, "config.yaml")
 	if err := os.WriteFile(w.config, []byte(cfg), 0o600); err != nil {
 		w.t.Fatal(err)
@@ -179,7 +227,7 @@ func (w *rke2World) emulateNodes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	for ctx.Err() == nil {
-		servers := w.os.Servers()
+		servers := w.cloud.servers()
 		w.rke2.vmsGone(servers)
 		for _, s := range servers {
 			if s.Status != "ACTIVE" || w.seen(s.ID) {
@@ -197,7 +245,7 @@ func (w *rke2World) emulateNodes(t *testing.T) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(w.cloud.poll()):
 		}
 	}
 }
@@ -213,7 +261,7 @@ func (w *rke2World) seen(id string) bool {
 }
 
 // boot does what the VM's cloud-init does.
-func (w *rke2World) boot(ctx context.Context, hc *http.Client, s openstacksim.ServerInfo) error {
+func (w *rke2World) boot(ctx context.Context, hc *http.Client, s cloudServer) error {
 	b, err := nodeemu.Parse([]byte(s.UserData))
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -233,10 +234,10 @@ func (c *call) attachNetworks(v *server, nets []netBody) (string, int) {
 			switch {
 			case p == nil:
 				return "Port id " + n.Port + " could not be found.", http.StatusBadRequest
-			case p.DeviceID != "":
+			case p.DeviceID != "" || st.claimed(p.ID):
 				return "Port " + n.Port + " is still in use.", http.StatusConflict
 			}
-			p.DeviceID, p.DeviceOwner = v.ID, "compute:nova"
+			// Bound (device_id) only when the compute host builds the server: bindPorts.
 			v.Ports = append(v.Ports, p.ID)
 			continue
 		}
@@ -262,6 +263,38 @@ func (c *call) attachNetworks(v *server, nets []netBody) (string, int) {
 		v.NovaPorts = append(v.NovaPorts, p.ID)
 	}
 	return "", 0
+}
+
+// claimed reports whether a server (bound to it or not yet) was given the port.
+func (st *state) claimed(portID string) bool {
+	for _, v := range st.servers {
+		if slices.Contains(v.Ports, portID) {
+			return true
+		}
+	}
+	return false
+}
+
+// settle moves time-driven state on, as a real cloud does by itself: a server whose build
+// delay is over is ACTIVE and its pre-made ports are bound to it (Nova binds a port from the
+// compute host, a second or more after the create was accepted; until then the port's
+// device_id is empty and the server has no addresses); a server whose DeleteDelay is over
+// is removed.
+func (st *state) settle(now time.Time) {
+	for id, v := range st.servers {
+		if v.deleting && !v.goneAt.IsZero() && !now.Before(v.goneAt) {
+			st.removeServer(id)
+			continue
+		}
+		if v.status(now) != "ACTIVE" {
+			continue
+		}
+		for _, pid := range v.Ports {
+			if p := st.ports[pid]; p != nil && p.DeviceID == "" {
+				p.DeviceID, p.DeviceOwner = v.ID, "compute:nova"
+			}
+		}
+	}
 }
 
 func (st *state) firstSubnet(netID string) *subnet {

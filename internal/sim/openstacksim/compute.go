@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Nova servers and Cinder volumes exist only so that usage moves and terminate can be refused
@@ -59,9 +60,14 @@ func (c *call) deleteServer() {
 		c.fail(http.StatusNotFound, "Instance "+c.param(0)+" could not be found.")
 		return
 	}
-	if c.s.asyncDeletes {
+	switch {
+	case c.s.opts.DeleteDelay > 0:
+		if !v.deleting {
+			v.deleting, v.goneAt = true, time.Now().Add(c.s.opts.DeleteDelay)
+		}
+	case c.s.asyncDeletes:
 		v.deleting = true
-	} else {
+	default:
 		c.s.st.removeServer(v.ID)
 	}
 	c.noContent(http.StatusNoContent)

@@ -11,8 +11,12 @@
 // visible in Cinder and deleted with the server when delete_on_termination), networks by uuid
 // (a port is made) or by a port created beforehand, security groups, metadata, tags (from
 // microversion 2.52; the tags list filter from 2.26), base64 user data; BUILD turns ACTIVE after
-// Options.BuildDelay, FailServers sends a named server to ERROR. Floating IPs can be created on
-// a port when its subnet is routed to the external network. Servers, Volumes, FloatingIPs and
+// Options.BuildDelay, FailServers sends a named server to ERROR. As on real Nova (checked
+// against it, see scripts/openstack/up.sh --compute), a port made beforehand is bound to its
+// server (device_id) only once the server is built, the server shows no addresses until then,
+// and with Options.DeleteDelay a deleted server stays listed with task state "deleting" for a
+// while. Floating IPs can be created on a port, bound or not, when its subnet is routed to the
+// external network. Servers, Volumes, FloatingIPs and
 // Keypairs show what tests need (user data decoded).
 //
 // Like the real services it requires a valid X-Auth-Token, rejects unknown paths, unknown

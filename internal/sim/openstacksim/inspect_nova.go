@@ -10,6 +10,7 @@ import (
 // ServerInfo is a server as a test sees it, with its user data decoded.
 type ServerInfo struct {
 	ID, Name, ProjectID, Status, FlavorID, KeyName string
+	Deleting                                       bool // task state "deleting" (DeleteDelay, SetAsyncDeletes)
 	UserData                                       string
 	Metadata                                       map[string]string
 	Tags, SecurityGroups                           []string
@@ -41,9 +42,10 @@ func (s *Server) Servers() []ServerInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
+	s.st.settle(now)
 	var out []ServerInfo
 	for _, v := range s.st.servers {
-		si := ServerInfo{ID: v.ID, Name: v.Name, ProjectID: v.ProjectID, Status: v.status(now), FlavorID: v.FlavorID,
+		si := ServerInfo{ID: v.ID, Name: v.Name, ProjectID: v.ProjectID, Status: v.status(now), Deleting: v.deleting, FlavorID: v.FlavorID,
 			KeyName: v.KeyName, UserData: v.UserData, Metadata: map[string]string{}, Tags: append([]string(nil), v.Tags...),
 			SecurityGroups: append([]string(nil), v.SecurityGroups...), Ports: append([]string(nil), v.Ports...), Created: v.Created}
 		for k, val := range v.Metadata {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // doMV is do with a compute microversion header.
@@ -102,4 +103,65 @@ func TestNovaFlavors(t *testing.T) {
 		t.Fatalf("flavors: %+v", fl)
 	}
 	c.doMV("", "GET", "/compute/v2.1/flavors/nope", "", 404)
+}
+
+// Like Nova, a pre-made port is bound to its server (device_id) only once the compute host
+// builds it, the server shows no addresses until then, and a deleted server stays listed
+// with task state "deleting" for DeleteDelay, its port still bound, before it is gone.
+func TestNovaBindsPortsLateAndDeletesLate(t *testing.T) {
+	sim, c := startWith(t, Options{BuildDelay: 300 * time.Millisecond, DeleteDelay: 300 * time.Millisecond})
+	img := sim.AddNamedImage("ubuntu")
+	var net, port struct {
+		Network, Port struct {
+			ID       string
+			DeviceID string `json:"device_id"`
+		}
+	}
+	_ = json.Unmarshal(c.do("POST", "/network/v2.0/networks", `{"network":{"name":"n1"}}`, 201).body, &net)
+	c.do("POST", "/network/v2.0/subnets", `{"subnet":{"network_id":"`+net.Network.ID+`","cidr":"10.0.0.0/24","ip_version":4}}`, 201)
+	_ = json.Unmarshal(c.do("POST", "/network/v2.0/ports", `{"port":{"name":"p","network_id":"`+net.Network.ID+`"}}`, 201).body, &port)
+	body := strings.Replace(bootBody("a", img, net.Network.ID, ""), `{"uuid":"`+net.Network.ID+`"}`, `{"port":"`+port.Port.ID+`"}`, 1)
+	var created struct{ Server struct{ ID string } }
+	_ = json.Unmarshal(c.doMV("2.52", "POST", "/compute/v2.1/servers", body, 202), &created)
+	c.doMV("2.52", "POST", "/compute/v2.1/servers", strings.Replace(body, `"name":"a"`, `"name":"b"`, 1), 409)
+	type view struct {
+		Server struct {
+			Status    string
+			Task      *string `json:"OS-EXT-STS:task_state"`
+			Addresses map[string][]any
+		}
+	}
+	device := func() string {
+		var ports struct {
+			Ports []struct {
+				DeviceID string `json:"device_id"`
+			}
+		}
+		_ = json.Unmarshal(c.do("GET", "/network/v2.0/ports?name=p", "", 200).body, &ports)
+		if len(ports.Ports) != 1 {
+			t.Fatalf("ports named p: %+v", ports)
+		}
+		return ports.Ports[0].DeviceID
+	}
+	get := func() (view, string) {
+		var v view
+		_ = json.Unmarshal(c.doMV("2.52", "GET", "/compute/v2.1/servers/"+created.Server.ID, "", 200), &v)
+		return v, device()
+	}
+	if v, dev := get(); v.Server.Status != "BUILD" || dev != "" || len(v.Server.Addresses) != 0 {
+		t.Fatalf("while building: %+v, port device %q; want BUILD, unbound, no addresses", v, dev)
+	}
+	time.Sleep(350 * time.Millisecond)
+	if v, dev := get(); v.Server.Status != "ACTIVE" || dev != created.Server.ID || len(v.Server.Addresses["n1"]) != 1 {
+		t.Fatalf("once built: %+v, port device %q; want ACTIVE, bound, an address", v, dev)
+	}
+	c.doMV("", "DELETE", "/compute/v2.1/servers/"+created.Server.ID, "", 204)
+	if v, dev := get(); v.Server.Task == nil || *v.Server.Task != "deleting" || dev != created.Server.ID {
+		t.Fatalf("right after the delete: %+v, port device %q; want deleting, still bound", v, dev)
+	}
+	time.Sleep(350 * time.Millisecond)
+	c.doMV("", "GET", "/compute/v2.1/servers/"+created.Server.ID, "", 404)
+	if dev := device(); dev != "" {
+		t.Fatalf("port still bound to %q after the server is gone", dev)
+	}
 }

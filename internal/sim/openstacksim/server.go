@@ -30,6 +30,10 @@ type Options struct {
 	// BuildDelay is how long a booted server stays in BUILD before it is ACTIVE (0: ACTIVE at
 	// the first read after the create).
 	BuildDelay time.Duration
+	// DeleteDelay is how long a deleted server stays listed with task state "deleting" (and
+	// its pre-made ports bound) before Nova's compute host has removed it, as on a real cloud
+	// (0: gone at once, unless SetAsyncDeletes).
+	DeleteDelay time.Duration
 	// Without lists catalog service types left out of tokens, e.g. "image" or "load-balancer"
 	// (a cloud without Glance or Octavia).
 	Without []string
@@ -126,10 +130,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serve(c)
 }
 
-// serve runs the handler under the state lock.
+// serve runs the handler under the state lock, after time-driven state changes.
 func (s *Server) serve(c *call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.st.settle(time.Now())
 	c.route.handle(c)
 }
 

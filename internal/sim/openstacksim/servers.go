@@ -138,8 +138,8 @@ func (st *state) serverAddresses(v *server) map[string]any {
 	out := map[string]any{}
 	for _, pid := range v.Ports {
 		p := st.ports[pid]
-		if p == nil {
-			continue
+		if p == nil || p.DeviceID != v.ID {
+			continue // not bound yet: the server is being built
 		}
 		name := p.NetworkID
 		if n := st.networks[p.NetworkID]; n != nil {

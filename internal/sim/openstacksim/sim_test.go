@@ -19,7 +19,12 @@ type client struct {
 
 func start(t *testing.T) (*Server, *client) {
 	t.Helper()
-	sim := New(Options{Users: []string{"alice"}})
+	return startWith(t, Options{Users: []string{"alice"}})
+}
+
+func startWith(t *testing.T, o Options) (*Server, *client) {
+	t.Helper()
+	sim := New(o)
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	c := &client{t: t, base: srv.URL}

@@ -86,7 +86,7 @@ type server struct {
 	deleting            bool
 	// Booted through the API (servers added with AddServer leave these empty and are ACTIVE).
 	Status, UserID, FlavorID, KeyName, UserData string
-	readyAt, Created                            time.Time
+	readyAt, Created, goneAt                    time.Time // goneAt: end of a DeleteDelay
 	Metadata                                    map[string]string
 	Tags, SecurityGroups, Ports                 []string // Ports: port ids in network order
 	NovaPorts                                   []string // ports Nova made (deleted with the server)

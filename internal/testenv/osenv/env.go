@@ -36,6 +36,11 @@ type Env struct {
 	ProjectDomain   string
 	Region          string
 	ExternalNetwork string
+
+	// Set only when up.sh --compute runs real Nova servers (LoadCompute requires them).
+	Compute     bool   // SITE_AGENT_OS_COMPUTE=1
+	Image       string // SITE_AGENT_OS_IMAGE: a 1 KiB raw Glance image servers boot from
+	ComputeHost string // SITE_AGENT_OS_COMPUTE_HOST: the fake-driver nova-compute host
 }
 
 // fields maps env-file variable names to the Env field they fill.
@@ -50,6 +55,11 @@ func (e *Env) fields() map[string]*string {
 		"OS_REGION_NAME":                 &e.Region,
 		"SITE_AGENT_OS_EXTERNAL_NETWORK": &e.ExternalNetwork,
 	}
+}
+
+// optional maps the env-file variables that may be absent.
+func (e *Env) optional() map[string]*string {
+	return map[string]*string{"SITE_AGENT_OS_IMAGE": &e.Image, "SITE_AGENT_OS_COMPUTE_HOST": &e.ComputeHost}
 }
 
 // StateDir returns ${SITE_AGENT_OS_STATE:-/var/tmp/site-agent-openstack}.
@@ -121,6 +131,12 @@ func Parse(r io.Reader) (Env, error) {
 		if dst, ok := fields[key]; ok {
 			*dst = value
 		}
+		if dst, ok := env.optional()[key]; ok {
+			*dst = value
+		}
+		if key == "SITE_AGENT_OS_COMPUTE" {
+			env.Compute = value == "1"
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return Env{}, err
@@ -135,7 +151,26 @@ func Parse(r io.Reader) (Env, error) {
 		slices.Sort(missing)
 		return Env{}, fmt.Errorf("missing or empty: %s", strings.Join(missing, ", "))
 	}
+	if env.Compute && (env.Image == "" || env.ComputeHost == "") {
+		return Env{}, errors.New("SITE_AGENT_OS_COMPUTE=1 needs SITE_AGENT_OS_IMAGE and SITE_AGENT_OS_COMPUTE_HOST")
+	}
 	return env, nil
+}
+
+// LoadCompute is Load for tests that boot real Nova servers: an environment without the
+// compute part (up.sh without --compute) skips the test with a message naming the flag, or
+// fails it when SITE_AGENT_REQUIRE_REAL=1.
+func LoadCompute(t testing.TB) Env {
+	t.Helper()
+	env := Load(t)
+	if !env.Compute {
+		msg := fmt.Sprintf("the OpenStack at %s has no compute part (real Nova servers): run scripts/openstack/up.sh --compute", EnvFile())
+		if os.Getenv(RequireRealEnvVar) == "1" {
+			t.Fatalf("%s (%s=1 requires it)", msg, RequireRealEnvVar)
+		}
+		t.Skip(msg)
+	}
+	return env
 }
 
 func parseLine(line string) (key, value string, err error) {

@@ -38,6 +38,10 @@ func TestParse(t *testing.T) {
 		wantErr string
 	}{
 		{name: "full file", in: fullEnv, want: want},
+		{name: "with compute", in: fullEnv + "export SITE_AGENT_OS_COMPUTE='1'\nexport SITE_AGENT_OS_IMAGE='tiny'\nexport SITE_AGENT_OS_COMPUTE_HOST='c1'\n",
+			want: func() Env { w := want; w.Compute, w.Image, w.ComputeHost = true, "tiny", "c1"; return w }()},
+		{name: "compute without its image", in: fullEnv + "export SITE_AGENT_OS_COMPUTE=1\n",
+			wantErr: "SITE_AGENT_OS_COMPUTE=1 needs SITE_AGENT_OS_IMAGE"},
 		{name: "missing keys are named", in: "export OS_USERNAME=admin\n",
 			wantErr: "missing or empty: OS_AUTH_URL, OS_PASSWORD, OS_PROJECT_DOMAIN_NAME"},
 		{name: "empty value counts as missing",

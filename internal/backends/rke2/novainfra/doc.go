@@ -18,4 +18,10 @@
 // (carrying the cluster's and the order's security groups), with the inventory as metadata
 // and tags (compute microversion 2.52) and the cloud-init as user data. CreateServer adopts a
 // live server of the same name and tag instead of booting a second one.
+//
+// What real Nova does (real_test.go runs against it, scripts/openstack/up.sh --compute): the
+// pre-made port is bound to the server only when the compute host builds it, so the floating
+// IP goes onto the port found by name and a server deleted while building has its unbound
+// port deleted here; a deleted server stays listed, task state "deleting", for about a second,
+// during which Servers leaves it out and TearDown answers failure.ErrNotReady.
 package novainfra

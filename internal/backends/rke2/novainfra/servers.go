@@ -18,7 +18,10 @@ import (
 	"github.com/waldur/site-agent/internal/failure"
 )
 
-// Servers lists the cluster's VMs by its tag.
+// Servers lists the cluster's VMs by its tag. A server Nova is deleting (its task state is
+// "deleting" from the moment the delete is accepted until the compute host has removed it,
+// about a second) is gone for the planner: listing it would make a pass delete it again or
+// count a node that is on its way out.
 func (in *Infra) Servers(ctx context.Context, c rke2.ClusterRef) ([]rke2.ServerView, error) {
 	cl, err := in.conn(ctx)
 	if err != nil {
@@ -30,9 +33,16 @@ func (in *Infra) Servers(ctx context.Context, c rke2.ClusterRef) ([]rke2.ServerV
 	}
 	out := make([]rke2.ServerView, 0, len(all))
 	for i := range all {
-		out = append(out, view(&all[i], chainName(c)))
+		if !going(&all[i]) {
+			out = append(out, view(&all[i], chainName(c)))
+		}
 	}
 	return out, nil
+}
+
+// going: Nova accepted the server's deletion.
+func going(s *servers.Server) bool {
+	return s.TaskState == "deleting" || s.Status == "DELETED" || s.Status == "SOFT_DELETED"
 }
 
 func (cl *conn) servers(ctx context.Context, c rke2.ClusterRef) ([]servers.Server, error) {
@@ -71,21 +81,21 @@ func (in *Infra) CreateServer(ctx context.Context, c rke2.ClusterRef, ni rke2.Ne
 	}
 	for i := range existing {
 		s := &existing[i]
-		if s.Name == req.Name && s.Status != "ERROR" && s.Status != "DELETED" && s.TaskState != "deleting" {
-			return in.finish(ctx, cl, c, req, s.ID)
+		if s.Name == req.Name && s.Status != "ERROR" && !going(s) {
+			return in.finish(ctx, cl, c, ni, req, s.ID)
 		}
 	}
 	id, err := in.boot(ctx, cl, c, ni, req)
 	if err != nil {
 		return rke2.ServerView{}, err
 	}
-	return in.finish(ctx, cl, c, req, id)
+	return in.finish(ctx, cl, c, ni, req, id)
 }
 
 // finish makes the floating IP when asked and returns the server as it is now.
-func (in *Infra) finish(ctx context.Context, cl *conn, c rke2.ClusterRef, req rke2.ServerRequest, id string) (rke2.ServerView, error) {
+func (in *Infra) finish(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest, id string) (rke2.ServerView, error) {
 	if req.FloatingIP {
-		if err := in.ensureFloatingIP(ctx, cl, c, req.Name, id); err != nil {
+		if err := in.ensureFloatingIP(ctx, cl, c, ni, req.Name, id); err != nil {
 			return rke2.ServerView{}, err
 		}
 	}
@@ -202,25 +212,51 @@ func (in *Infra) ensurePort(ctx context.Context, cl *conn, c rke2.ClusterRef, ni
 
 func fipDesc(c rke2.ClusterRef, node string) string { return clusterDesc(c) + " node=" + node }
 
-// ensureFloatingIP gives the server's port a floating IP unless it has one.
-func (in *Infra) ensureFloatingIP(ctx context.Context, cl *conn, c rke2.ClusterRef, node, serverID string) error {
-	pts, err := serverPorts(ctx, cl, serverID)
+// ensureFloatingIP gives the node's port a floating IP unless it has one. The port is the one
+// made before the boot, found by name: Nova binds it to the server (device_id) only once the
+// compute host builds it, a second or more after the create was accepted, and Neutron
+// associates a floating IP with an unbound port as well.
+func (in *Infra) ensureFloatingIP(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.NetworkInfo, node, serverID string) error {
+	port, err := nodePort(ctx, cl, c, ni, node, serverID)
 	if err != nil {
 		return err
 	}
-	if len(pts) == 0 {
-		return failure.Transient(fmt.Errorf("openstack: server %s has no port yet", node))
-	}
-	fips, err := listFIPs(ctx, cl, floatingips.ListOpts{PortID: pts[0].ID})
+	fips, err := listFIPs(ctx, cl, floatingips.ListOpts{PortID: port})
 	if err != nil || len(fips) > 0 {
 		return err
 	}
-	_, err = floatingips.Create(ctx, cl.Network, floatingips.CreateOpts{FloatingNetworkID: cl.extNetID, PortID: pts[0].ID,
+	_, err = floatingips.Create(ctx, cl.Network, floatingips.CreateOpts{FloatingNetworkID: cl.extNetID, PortID: port,
 		Description: fipDesc(c, node), ProjectID: cl.ProjectID}).Extract()
 	if err != nil {
 		return osc.NeutronErr("create floating IP for "+node, err)
 	}
 	return nil
+}
+
+// nodePort is the port of the node's server: bound to it, else the node's unbound port in
+// the cluster network (the server is still being built).
+func nodePort(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.NetworkInfo, node, serverID string) (string, error) {
+	page, err := ports.List(cl.Network, ports.ListOpts{Name: node, NetworkID: ni.NetworkID}).AllPages(ctx)
+	if err != nil {
+		return "", osc.NeutronErr("find port "+node, err)
+	}
+	found, err := ports.ExtractPorts(page)
+	if err != nil {
+		return "", err
+	}
+	unbound := ""
+	for _, p := range found {
+		switch {
+		case p.DeviceID == serverID:
+			return p.ID, nil
+		case p.DeviceID == "" && p.Description == clusterDesc(c):
+			unbound = p.ID
+		}
+	}
+	if unbound == "" {
+		return "", failure.Transient(fmt.Errorf("openstack: server %s (%s) has no port in the cluster network", node, serverID))
+	}
+	return unbound, nil
 }
 
 func serverPorts(ctx context.Context, cl *conn, serverID string) ([]ports.Port, error) {

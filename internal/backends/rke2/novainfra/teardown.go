@@ -31,6 +31,12 @@ func (in *Infra) DeleteServer(ctx context.Context, c rke2.ClusterRef, s rke2.Ser
 	if err != nil {
 		return err
 	}
+	if len(pts) == 0 {
+		// Still building: Nova has not bound the port yet, and would only unbind it later.
+		if pts, err = unboundNodePorts(ctx, cl, c, s); err != nil {
+			return err
+		}
+	}
 	for _, p := range pts {
 		fips, err := listFIPs(ctx, cl, floatingips.ListOpts{PortID: p.ID})
 		if err != nil {
@@ -56,6 +62,35 @@ func (in *Infra) DeleteServer(ctx context.Context, c rke2.ClusterRef, s rke2.Ser
 	return nil
 }
 
+// unboundNodePorts are the node's unbound ports in the cluster, unless another live server
+// of the node's name (a twin still being built) may be waiting for one of them.
+func unboundNodePorts(ctx context.Context, cl *conn, c rke2.ClusterRef, s rke2.ServerView) ([]ports.Port, error) {
+	all, err := cl.servers(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if all[i].ID != s.ID && all[i].Name == s.Name && !going(&all[i]) {
+			return nil, nil
+		}
+	}
+	page, err := ports.List(cl.Network, ports.ListOpts{Name: s.Name}).AllPages(ctx)
+	if err != nil {
+		return nil, osc.NeutronErr("find port "+s.Name, err)
+	}
+	found, err := ports.ExtractPorts(page)
+	if err != nil {
+		return nil, err
+	}
+	var out []ports.Port
+	for _, p := range found {
+		if p.DeviceID == "" && p.Description == clusterDesc(c) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
 func deleteFIPs(ctx context.Context, cl *conn, fips []floatingips.FloatingIP) error {
 	for _, f := range fips {
 		if err := floatingips.Delete(ctx, cl.Network, f.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
@@ -67,18 +102,30 @@ func deleteFIPs(ctx context.Context, cl *conn, fips []floatingips.FloatingIP) er
 
 // TearDown deletes what EnsureNetwork made, with the cluster's left-over ports, floating IPs
 // and key pairs. Servers of the cluster, or foreign servers on its network, block it: the
-// error names them.
+// error names them. Servers Nova is still deleting make it wait (failure.ErrNotReady): their
+// ports and volumes go with them a moment later.
 func (in *Infra) TearDown(ctx context.Context, c rke2.ClusterRef) error {
 	cl, err := in.conn(ctx)
 	if err != nil {
 		return err
 	}
-	left, err := cl.servers(ctx, c)
+	all, err := cl.servers(ctx, c)
 	if err != nil {
 		return err
 	}
-	if len(left) > 0 {
-		return failure.Errorf("openstack: cluster %s still has servers %s; delete its nodes first", c.Name, serverNames(left))
+	var live, deleting []servers.Server
+	for i := range all {
+		if going(&all[i]) {
+			deleting = append(deleting, all[i])
+		} else {
+			live = append(live, all[i])
+		}
+	}
+	if len(live) > 0 {
+		return failure.Errorf("openstack: cluster %s still has servers %s; delete its nodes first", c.Name, serverNames(live))
+	}
+	if len(deleting) > 0 {
+		return fmt.Errorf("openstack: cluster %s: Nova is still deleting %s: %w", c.Name, serverNames(deleting), failure.ErrNotReady)
 	}
 	name := chainName(c)
 	if err := in.releaseLeftovers(ctx, cl, c); err != nil {
