@@ -16,8 +16,7 @@ import (
 // directory is what the backend needs from Keycloak; *keycloak.Client implements it.
 type directory interface {
 	Ping(ctx context.Context) error
-	CheckRights(ctx context.Context) (string, error)
-	ServerVersion(ctx context.Context) (string, error)
+	Diagnose(ctx context.Context) []keycloak.Line
 	EnsureChildGroup(ctx context.Context, parent, parentDesc, child, childDesc string) (string, bool, error)
 	FindChildGroup(ctx context.Context, parent, child string) (string, bool, error)
 	FindUser(ctx context.Context, ident string, byID bool) (keycloak.User, bool, error)

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
-	"github.com/waldur/site-agent/internal/clients/keycloak"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -78,29 +77,14 @@ func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
 	return out
 }
 
-// keycloakChecks are the Keycloak lines: the realm (and what waits while it fails), the server
-// version against the supported range, and the rights to create groups and manage members.
+// keycloakChecks are the Keycloak lines (keycloak.Client.Diagnose).
 func (b *Backend) keycloakChecks(ctx context.Context) []backends.Check {
-	if err := b.kc.Ping(ctx); err != nil {
-		return []backends.Check{{Name: "keycloak realm", Detail: err.Error() +
-			" — while Keycloak does not answer, group and member changes wait; quotas, usage and the Rancher part of orders go on"}}
+	lines := b.kc.Diagnose(ctx)
+	out := make([]backends.Check, len(lines))
+	for i, l := range lines {
+		out[i] = backends.Check(l)
 	}
-	out := []backends.Check{{Name: "keycloak realm", OK: true, Detail: fmt.Sprintf("realm %s reachable", b.cfg.kc.Realm)}}
-	version, err := b.kc.ServerVersion(ctx)
-	switch {
-	case err != nil:
-		out = append(out, backends.Check{Name: "keycloak server", OK: true, Detail: "version not readable (" + err.Error() + ")"})
-	case version == "":
-		out = append(out, backends.Check{Name: "keycloak server", OK: true, Detail: "version not disclosed to this account"})
-	default:
-		note, ok := keycloak.VersionNote(version)
-		out = append(out, backends.Check{Name: "keycloak server", OK: ok, Detail: note})
-	}
-	detail, err := b.kc.CheckRights(ctx)
-	if err != nil {
-		detail = err.Error()
-	}
-	return append(out, backends.Check{Name: "keycloak rights", OK: err == nil, Detail: detail})
+	return out
 }
 
 func versionOf(v interface{ String() string }) string {
