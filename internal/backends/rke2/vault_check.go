@@ -38,14 +38,17 @@ func (v *ClusterVault) needs() []need {
 // with sys/capabilities-self; missing rights are named path by path).
 func (v *ClusterVault) Check(ctx context.Context) backends.Check {
 	c := backends.Check{Name: "vault approle"}
-	mounts, err := v.admin.AuthMounts(ctx)
-	if err != nil {
+	typ, visible, err := v.admin.AuthMount(ctx, v.approleMount)
+	switch {
+	case err != nil:
 		c.Detail = err.Error()
 		return c
-	}
-	typ, ok := mounts[strings.TrimSuffix(v.approleMount, "/")+"/"]
-	if !ok || typ != "approle" {
-		c.Detail = fmt.Sprintf("no AppRole auth method at auth/%s (vault auth enable -path=%s approle)", v.approleMount, v.approleMount)
+	case !visible:
+		c.Detail = fmt.Sprintf("no AppRole auth method at auth/%s, or the vault_token may do nothing under it (vault auth enable -path=%s approle)",
+			v.approleMount, v.approleMount)
+		return c
+	case typ != "approle":
+		c.Detail = fmt.Sprintf("auth/%s is a %s auth method, not AppRole", v.approleMount, typ)
 		return c
 	}
 	var missing []string

@@ -2,8 +2,11 @@ package vault
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
+	"strings"
 
 	"github.com/hashicorp/vault/api"
 
@@ -151,20 +154,27 @@ func (a *Admin) NewSecretID(ctx context.Context, mount, name string) (secret.Sec
 	return secret.New(id), nil
 }
 
-// AuthMounts lists the enabled auth methods as path → type (e.g. "approle/" → "approle").
-func (a *Admin) AuthMounts(ctx context.Context) (map[string]string, error) {
-	var mounts map[string]*api.AuthMount
-	err := a.s.do(ctx, func(c *api.Client) error { var err error; mounts, err = c.Sys().ListAuthWithContext(ctx); return err })
-	if err != nil {
-		return nil, wrapErr(err, "listing auth methods")
+// AuthMount reads the type of the auth method at auth/<mount> (e.g. "approle") from
+// sys/internal/ui/mounts, which answers any token with some capability under the mount — an
+// operator token rarely may read sys/auth. visible is false when there is no such mount or the
+// token may do nothing under it (Vault does not tell the two apart).
+func (a *Admin) AuthMount(ctx context.Context, mount string) (typ string, visible bool, err error) {
+	path := "sys/internal/ui/mounts/auth/" + strings.Trim(mount, "/")
+	var sec *api.Secret
+	err = a.s.do(ctx, func(c *api.Client) error {
+		var err error
+		sec, err = c.Logical().ReadWithContext(ctx, path)
+		return err
+	})
+	var re *api.ResponseError
+	switch {
+	case errors.As(err, &re) && (re.StatusCode == http.StatusBadRequest || re.StatusCode == http.StatusForbidden || re.StatusCode == http.StatusNotFound):
+		return "", false, nil
+	case err != nil:
+		return "", false, wrapErr(err, "reading the auth method at auth/%s", mount)
 	}
-	out := make(map[string]string, len(mounts))
-	for p, m := range mounts {
-		if m != nil {
-			out[p] = m.Type
-		}
-	}
-	return out, nil
+	typ, _ = dataString(sec, "type")
+	return typ, typ != "", nil
 }
 
 func dataString(sec *api.Secret, key string) (string, bool) {

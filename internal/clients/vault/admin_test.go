@@ -61,9 +61,11 @@ func TestAdminAppRoleLifecycle(t *testing.T) {
 		t.Fatal("a secret id prints")
 	}
 	nodeLogsInOnce(t, addr, roleID, sid.Reveal())
-	mounts, err := a.AuthMounts(ctx)
-	if err != nil || mounts["approle/"] != "approle" {
-		t.Errorf("auth mounts %v %v", mounts, err)
+	if typ, ok, err := a.AuthMount(ctx, "approle"); err != nil || !ok || typ != "approle" {
+		t.Errorf("auth mount approle: %q %v %v", typ, ok, err)
+	}
+	if _, ok, err := a.AuthMount(ctx, "nowhere"); err != nil || ok {
+		t.Errorf("auth mount nowhere: visible %v, %v", ok, err)
 	}
 	for range 2 { // cleanup, twice
 		if err := a.DeletePolicy(ctx, "rancher-provisioning-policy-u"); err != nil {

@@ -71,10 +71,21 @@ func (c *call) checkAndSet(key string) bool {
 	return true
 }
 
-// mountInfo answers the client's KV version detection (sys/internal/ui/mounts/<path>).
+// mountInfo answers sys/internal/ui/mounts/<path>: the client's KV version detection, and the
+// auth method at auth/<mount>. Like Vault it shows a mount only to a token that has some
+// capability under it (or root).
 func (c *call) mountInfo(path string) {
+	if rest, ok := strings.CutPrefix(path, "auth/"); ok {
+		mount, _, _ := strings.Cut(rest, "/")
+		if !c.s.auth[mount] || !c.seesMount("auth/"+mount+"/") {
+			c.fail(http.StatusBadRequest, "no mount found at "+path)
+			return
+		}
+		c.reply(http.StatusOK, map[string]any{"data": map[string]any{"path": mount + "/", "type": "approle"}})
+		return
+	}
 	mount, _, _ := strings.Cut(path, "/")
-	if !c.s.kvMounts[mount] {
+	if !c.s.kvMounts[mount] || !c.seesMount(mount+"/") {
 		c.fail(http.StatusBadRequest, "no mount found at "+path)
 		return
 	}

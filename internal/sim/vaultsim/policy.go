@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -125,6 +126,21 @@ func (c *call) allowed() bool {
 		}
 	}
 	c.fail(http.StatusForbidden, "permission denied")
+	return false
+}
+
+// seesMount reports whether the token has any capability under the mount prefix ("auth/x/").
+func (c *call) seesMount(prefix string) bool {
+	if c.tok.root {
+		return true
+	}
+	for _, name := range c.tok.policies {
+		for pattern, caps := range c.s.policies[name] {
+			if len(caps) > 0 && !slices.Contains(caps, "deny") && (strings.HasPrefix(pattern, prefix) || pathMatches(pattern, prefix)) {
+				return true
+			}
+		}
+	}
 	return false
 }
 
