@@ -129,19 +129,7 @@ func runOnce(b *testing.B, bin string, args ...string) runStat {
 }
 
 // readHWM reads VmHWM of a running process in MiB.
-func readHWM(pid int) (float64, bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-			return n / 1024, err == nil
-		}
-	}
-	return 0, false
-}
+func readHWM(pid int) (float64, bool) { return statusMiB(pid, "VmHWM") }
 
 // inmemoryWorld is a Waldur simulator with 1 ms latency per request behind a clock, seeded
 // with the scenario world, and a configuration for the in-memory backend.

@@ -46,7 +46,7 @@ func (w *rke2World) order(o waldursim.Order) waldursim.Order {
 }
 
 // explainOnFailure logs the agent's last lines and what the simulators hold when t fails.
-func (w *rke2World) explainOnFailure(t *testing.T, p *proc) {
+func (w *rke2World) explainOnFailure(t testing.TB, p *proc) {
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -65,7 +65,7 @@ func (w *rke2World) explainOnFailure(t *testing.T, p *proc) {
 }
 
 // waitOrder waits until the order is done (failing on erred).
-func (w *rke2World) waitOrder(t *testing.T, p *proc, o waldursim.Order, what string, timeout time.Duration) waldursim.Order {
+func (w *rke2World) waitOrder(t testing.TB, p *proc, o waldursim.Order, what string, timeout time.Duration) waldursim.Order {
 	t.Helper()
 	var got waldursim.Order
 	waitFor(t, timeout, what, func() bool {

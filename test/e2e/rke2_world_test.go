@@ -42,6 +42,7 @@ type rke2World struct {
 	kcURL    string
 	offering waldursim.Offering
 	project  waldursim.Project
+	reqs     *upstreamRequests // requests per simulator, the agent's apart from the node emulator's
 
 	mu       sync.Mutex
 	booted   map[string]bool // server ids the emulator has booted (or given up on)
@@ -108,32 +109,37 @@ func (c simCloud) servers() []cloudServer {
 
 func (simCloud) poll() time.Duration { return 20 * time.Millisecond }
 
-func newRKE2World(t *testing.T, opts ...rke2Option) *rke2World {
+func newRKE2World(t testing.TB, opts ...rke2Option) *rke2World {
 	t.Helper()
 	sim := openstacksim.New(openstacksim.Options{BuildDelay: 150 * time.Millisecond, DeleteDelay: 100 * time.Millisecond})
 	sim.AddNamedImage("cirros")
-	w := newRKE2WorldOn(t, simCloud{os: sim, url: serve(t, sim, false)}, rke2Cluster, opts...)
+	reqs := newUpstreamRequests()
+	opts = append([]rke2Option{func(w *rke2World) { w.reqs = reqs }}, opts...)
+	w := newRKE2WorldOn(t, simCloud{os: sim, url: serve(t, reqs.wrap("openstack", sim), false)}, rke2Cluster, opts...)
 	w.os = sim
 	return w
 }
 
 // newRKE2WorldOn is the world on a cloud, for a cluster of that name.
-func newRKE2WorldOn(t *testing.T, cloud rke2Cloud, cluster string, opts ...rke2Option) *rke2World {
+func newRKE2WorldOn(t testing.TB, cloud rke2Cloud, cluster string, opts ...rke2Option) *rke2World {
 	t.Helper()
 	w := &rke2World{cloud: cloud, cluster: cluster, booted: map[string]bool{}, attempts: map[string]int{},
 		bootstrap: "rancher", rke2: newRKE2Nodes()}
 	for _, o := range opts {
 		o(w)
 	}
+	if w.reqs == nil {
+		w.reqs = newUpstreamRequests()
+	}
 	w.rs = ranchersim.New(ranchersim.Options{Seed: 3, NodeActiveAfter: 150 * time.Millisecond, DrainDuration: 150 * time.Millisecond,
 		ProvisionDeleteDelay: 200 * time.Millisecond, RoleTemplates: []string{"cluster-member"}})
-	w.rsURL = serve(t, w.rs, true)
+	w.rsURL = serve(t, w.reqs.wrap("rancher", w.rs), true)
 	w.vs = vaultsim.New(vaultRoot, nil)
-	w.vsURL = serve(t, w.vs, true)
+	w.vsURL = serve(t, w.reqs.wrap("vault", w.vs), true)
 	w.kc = keycloaksim.New(keycloaksim.Options{})
-	w.kcURL = serve(t, w.kc, false)
+	w.kcURL = serve(t, w.reqs.wrap("keycloak", w.kc), false)
 	sim := waldursim.New(waldursim.Options{Token: scenario.Token})
-	w.env = &env{t: t, sim: sim, url: serve(t, sim, false), dir: t.TempDir()}
+	w.env = &env{t: t, sim: sim, url: serve(t, w.reqs.wrap("waldur", sim), false), dir: t.TempDir()}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			sim.AssertNoViolations(t)
@@ -165,7 +171,7 @@ func newRKE2WorldOn(t *testing.T, cloud rke2Cloud, cluster string, opts ...rke2O
 }
 
 // serve starts h on loopback (TLS: a self-signed certificate, as the agent is told not to verify).
-func serve(t *testing.T, h http.Handler, useTLS bool) string {
+func serve(t testing.TB, h http.Handler, useTLS bool) string {
 	t.Helper()
 	var srv *httptest.Server
 	if useTLS {
@@ -222,8 +228,9 @@ offerings:
 }
 
 // emulateNodes boots each ACTIVE server once, until the test ends.
-func (w *rke2World) emulateNodes(t *testing.T) {
-	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback simulators with self-signed certificates
+func (w *rke2World) emulateNodes(t testing.TB) {
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // loopback simulators with self-signed certificates
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: nodeTransport{tr}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	for ctx.Err() == nil {
