@@ -30,6 +30,9 @@ type OpenStackSettings struct {
 	Tenant string `mapstructure:"tenant"`
 	// TenantRole is the role the connection's user gets on each cluster's project (per_cluster).
 	TenantRole string `mapstructure:"tenant_role"`
+	// ForceDestroy: terminate deletes what others made in the cluster's project or on its
+	// network (servers, ports, volumes, load balancers, …) instead of refusing, naming them.
+	ForceDestroy bool `mapstructure:"force_destroy"`
 }
 
 // Tenant modes.

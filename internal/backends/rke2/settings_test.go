@@ -79,7 +79,7 @@ func TestDecodeSettingsDefaults(t *testing.T) {
 		t.Error("no cloud-init template")
 	}
 	if o := s.OpenStack; o.SubnetCIDR != "10.42.0.0/22" || o.Interface != "public" || o.UserDomainName != "Default" ||
-		*o.Retries != 4 || !*o.VerifySSL || o.ProjectName != "k8s-clusters" || o.Tenant != "shared" || o.TenantRole != "admin" {
+		*o.Retries != 4 || !*o.VerifySSL || o.ProjectName != "k8s-clusters" || o.Tenant != "shared" || o.TenantRole != "admin" || o.ForceDestroy {
 		t.Errorf("openstack defaults not applied: %+v", o)
 	}
 	if strings.Contains(fmt.Sprintf("%+v %#v", s, s), "rancher-secret-key") || strings.Contains(fmt.Sprintf("%v", s), "hvs.vault-root-token") ||

@@ -5,9 +5,11 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/waldur/site-agent/internal/backends/rke2"
+	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/sim/openstacksim"
 )
 
@@ -31,14 +33,15 @@ func newPerClusterWorld(t *testing.T) *perClusterWorld {
 
 var tenantMaxima = map[string]any{"managed_rancher_tenant_max_cpu": 16, "managed_rancher_tenant_max_ram": 32, "managed_rancher_tenant_max_disk": 500}
 
-func (w *perClusterWorld) infra(t *testing.T) interface {
+func (w *perClusterWorld) infra(t *testing.T, force bool) interface {
 	EnsureNetwork(context.Context, rke2.ClusterRef) (rke2.NetworkInfo, error)
 	CreateServer(context.Context, rke2.ClusterRef, rke2.NetworkInfo, rke2.ServerRequest) (rke2.ServerView, error)
 	Servers(context.Context, rke2.ClusterRef) ([]rke2.ServerView, error)
 	DeleteServer(context.Context, rke2.ClusterRef, rke2.ServerView) error
+	ClearLeftovers(context.Context, rke2.ClusterRef) error
 	TearDown(context.Context, rke2.ClusterRef) error
 } {
-	return simInfraOn(t, w.sim, w.url, tenantMaxima, map[string]any{"tenant": "per_cluster"})
+	return simInfraOn(t, w.sim, w.url, tenantMaxima, map[string]any{"tenant": "per_cluster", "force_destroy": force})
 }
 
 func (w *perClusterWorld) project(t *testing.T) openstacksim.Project {
@@ -75,7 +78,7 @@ func TestPerClusterProjectLifecycle(t *testing.T) {
 	ctx := context.Background()
 	admin := w.sim.AdminProjectID()
 	before := w.sim.ObjectsOf(admin)
-	v := w.create(t, w.infra(t))
+	v := w.create(t, w.infra(t, false))
 	p := w.project(t)
 	if n := w.sim.ProjectCount(); n != 2 {
 		t.Fatalf("%d projects, want the admin project and the cluster's", n)
@@ -118,13 +121,16 @@ func TestPerClusterProjectLifecycle(t *testing.T) {
 	}
 
 	// A restarted agent (no cache) repeats the Create pass: same project, same server.
-	again := w.infra(t)
+	again := w.infra(t, false)
 	v2 := w.create(t, again)
 	if n := w.sim.ProjectCount(); n != 2 || v2.ID != v.ID || len(w.sim.Servers()) != 1 {
 		t.Fatalf("after a second Create: %d projects, server %s (first %s), %d servers", n, v2.ID, v.ID, len(w.sim.Servers()))
 	}
 
-	// Terminate: the server, the chain and the project.
+	// Terminate: leftovers (none), the server, the chain and the project.
+	if err := again.ClearLeftovers(ctx, w.ref); err != nil {
+		t.Fatalf("ClearLeftovers with nothing foreign: %v", err)
+	}
 	if err := again.DeleteServer(ctx, w.ref, v2); err != nil {
 		t.Fatal(err)
 	}
@@ -146,5 +152,94 @@ func TestPerClusterProjectLifecycle(t *testing.T) {
 	}
 	if err := again.TearDown(ctx, w.ref); err != nil || w.sim.ProjectCount() != 1 {
 		t.Fatalf("second TearDown: %v, %d projects", err, w.sim.ProjectCount())
+	}
+}
+
+// Terminate with things others made in the cluster's project: refused, naming each, unless
+// force_destroy; then they are deleted and the cluster's own server is left to terminate.
+func TestPerClusterLeftovers(t *testing.T) {
+	w := newPerClusterWorld(t)
+	ctx := context.Background()
+	v := w.create(t, w.infra(t, false))
+	p := w.project(t)
+	foreignVM := w.sim.AddServer(p.ID, 1, 512)
+	foreignVol := w.sim.AddVolume(p.ID, 10)
+	lb := w.sim.AddLoadBalancer(p.ID, 1)
+	err := w.infra(t, false).ClearLeftovers(ctx, w.ref)
+	if err == nil || failure.IsTransient(err) {
+		t.Fatalf("ClearLeftovers with foreign objects: %v, want a permanent refusal", err)
+	}
+	for _, want := range []string{"server vm-", "(" + foreignVM + ")", "volume vol-", "(" + foreignVol + ")", "load balancer", "(" + lb + ")", "force_destroy"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not name %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), v.ID) || strings.Contains(err.Error(), v.Name) {
+		t.Errorf("refusal %q names the cluster's own server", err)
+	}
+	if len(w.sim.Servers()) != 2 {
+		t.Fatal("a refusal deleted something")
+	}
+	if err := w.infra(t, true).ClearLeftovers(ctx, w.ref); err != nil {
+		t.Fatalf("ClearLeftovers with force_destroy: %v", err)
+	}
+	srv := w.sim.Servers()
+	if len(srv) != 1 || srv[0].ID != v.ID {
+		t.Fatalf("servers after force_destroy: %+v, want only the cluster's", srv)
+	}
+	if o := w.sim.ObjectsOf(p.ID); o.Volumes != 2 || o.LoadBalancers != 0 {
+		t.Fatalf("after force_destroy: %+v, want the node's 2 volumes and no load balancer", o)
+	}
+}
+
+// tenant: shared: a server and a bare port someone put on the cluster network block the
+// teardown, named; force_destroy deletes them.
+func TestSharedNetworkLeftovers(t *testing.T) {
+	w := newPerClusterWorld(t)
+	sim, ref := w.sim, w.ref
+	in := simInfraOn(t, sim, w.url, nil, nil)
+	ctx := context.Background()
+	before := sim.ObjectsOf(sim.AdminProjectID())
+	ni, err := in.EnsureNetwork(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := in.CreateServer(ctx, ref, ni, simRequest(ref, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := sim.AddServer(sim.AdminProjectID(), 1, 512)
+	vmPort := sim.AddPort(ni.NetworkID, "", vm, "compute:nova")
+	bare := sim.AddPort(ni.NetworkID, "user-port", "", "")
+	err = in.ClearLeftovers(ctx, ref)
+	if err == nil || failure.IsTransient(err) {
+		t.Fatalf("ClearLeftovers: %v, want a permanent refusal", err)
+	}
+	for _, want := range []string{"server vm-", "(" + vm + ")", "port user-port (" + bare + ")"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not name %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), v.ID) || strings.Contains(err.Error(), vmPort) {
+		t.Errorf("refusal %q names the cluster's server or the foreign server's port", err)
+	}
+	forced := simInfraOn(t, sim, w.url, nil, map[string]any{"force_destroy": true})
+	if err := forced.ClearLeftovers(ctx, ref); err != nil {
+		t.Fatalf("force_destroy: %v", err)
+	}
+	srv := sim.Servers()
+	if len(srv) != 1 || srv[0].ID != v.ID {
+		t.Fatalf("servers after force_destroy: %+v", srv)
+	}
+	if err := forced.DeleteServer(ctx, ref, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := forced.TearDown(ctx, ref); err != nil {
+		t.Fatalf("TearDown after force_destroy: %v", err)
+	}
+	after := sim.ObjectsOf(sim.AdminProjectID())
+	after.SecurityGroups, after.Rules, after.GroupNames = before.SecurityGroups, before.Rules, before.GroupNames // Neutron's "default" stays
+	if !reflect.DeepEqual(after, before) || sim.ProjectCount() != 1 {
+		t.Fatalf("shared project after terminate: %+v, before %+v; %d projects", after, before, sim.ProjectCount())
 	}
 }
