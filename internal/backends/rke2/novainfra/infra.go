@@ -26,9 +26,10 @@ const computeMicroversion = "2.52"
 
 // Infra is the OpenStack side of rke2 clusters.
 type Infra struct {
-	settings *rke2.Settings
-	log      *zap.Logger
-	hc       *http.Client
+	settings   *rke2.Settings
+	log        *zap.Logger
+	hc         *http.Client
+	components backends.Components // the offering's (the worker_nodes limit, for diagnostics)
 
 	mu sync.Mutex
 	cl *conn
@@ -77,7 +78,7 @@ func New(s *rke2.Settings, o Options) (*Infra, error) {
 	hc := osc.NewHTTPClient(osc.WithUpstream(osc.HTTPOptions{Base: o.Transport, VerifyTLS: *s.OpenStack.VerifySSL, RootCAs: pool,
 		Retries: *s.OpenStack.Retries, Timeout: s.OpenStack.RequestTimeout, WaitMin: o.RetryWaitMin, WaitMax: o.RetryWaitMax,
 		Logger: log}, nested))
-	return &Infra{settings: s, log: log, hc: hc, clusters: map[string]*conn{}}, nil
+	return &Infra{settings: s, log: log, hc: hc, components: o.Params.Components, clusters: map[string]*conn{}}, nil
 }
 
 // Close releases idle connections.

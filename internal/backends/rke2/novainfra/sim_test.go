@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	"github.com/waldur/site-agent/internal/backends/rke2/novainfra"
 	"github.com/waldur/site-agent/internal/failure"
@@ -30,7 +31,7 @@ func newSimInfra(t *testing.T, o openstacksim.Options) (*novainfra.Infra, *opens
 
 // simInfraOn is a fresh Infra (as after a restart) on a running simulator; top and osKeys are
 // added to backend_settings and its openstack block.
-func simInfraOn(t *testing.T, sim *openstacksim.Server, url string, top, osKeys map[string]any) *novainfra.Infra {
+func simInfraOn(t *testing.T, sim *openstacksim.Server, url string, top, osKeys map[string]any, comps ...backends.Component) *novainfra.Infra {
 	t.Helper()
 	so := sim.Options()
 	osBlock := map[string]any{"auth_url": openstacksim.AuthURL(url), "username": so.AdminUser, "password": so.AdminPassword,
@@ -50,7 +51,8 @@ func simInfraOn(t *testing.T, sim *openstacksim.Server, url string, top, osKeys 
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("settings: %v %v", err, warnings)
 	}
-	inf, err := novainfra.New(&s, novainfra.Options{Logger: zaptest.NewLogger(t), RetryWaitMin: time.Millisecond, RetryWaitMax: 10 * time.Millisecond})
+	inf, err := novainfra.New(&s, novainfra.Options{Logger: zaptest.NewLogger(t), RetryWaitMin: time.Millisecond, RetryWaitMax: 10 * time.Millisecond,
+		Params: backends.Params{Components: comps}})
 	if err != nil {
 		t.Fatal(err)
 	}
