@@ -123,7 +123,8 @@ func (in *Infra) headroom(ctx context.Context, cl *conn) backends.Check {
 		sort.Strings(short)
 		ch.OK = len(short) == 0
 		if ch.OK {
-			ch.Detail = fmt.Sprintf("per_cluster: the largest order (%s) fits the quotas each cluster's project gets from the tenant maxima %s", basis, in.describeQuotas())
+			ch.Detail = fmt.Sprintf("per_cluster: the largest order (%s) fits the quotas each cluster's project gets from the tenant maxima %s; "+
+				"its other quotas are raised to the order's needs where OpenStack's defaults are less", basis, in.describeQuotas())
 		} else {
 			ch.Detail = fmt.Sprintf("per_cluster: the largest order (%s) does not fit the quotas each cluster's project gets: %s", basis, strings.Join(short, "; "))
 		}

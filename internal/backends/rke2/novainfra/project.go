@@ -112,10 +112,37 @@ func (in *Infra) quotas() map[tenant.Service]tenant.Values {
 	return out
 }
 
+// setQuotas writes the cluster project's quotas: the tenant maxima as they are, and every
+// other quota the largest order needs (headroom.go; cores, RAM and gigabytes too when they
+// have no maximum) raised to that need where OpenStack's default is less, so that a project
+// with the default 10 instances and 10 volumes does not stop a cluster the offering allows.
 func (in *Infra) setQuotas(ctx context.Context, admin *conn, projectID string) error {
-	for _, svc := range []tenant.Service{tenant.Nova, tenant.Cinder} {
-		if vals, ok := in.quotas()[svc]; ok {
-			if _, err := tenant.PutQuotas(ctx, tenant.ServicesOf(admin.Clients), svc, projectID, vals, false); err != nil {
+	svcs := tenant.ServicesOf(admin.Clients)
+	want := in.quotas()
+	if in.settings.ServerFlavorName != "" {
+		need, _, err := in.largestOrder(ctx, admin)
+		if err != nil {
+			return err
+		}
+		for _, svc := range []tenant.Service{tenant.Nova, tenant.Cinder, tenant.Neutron} {
+			cur, err := tenant.GetQuotas(ctx, svcs, svc, projectID)
+			if err != nil {
+				return err
+			}
+			for key, v := range need[svc] {
+				if _, fixed := want[svc][key]; fixed || cur[key] < 0 || cur[key] >= v {
+					continue
+				}
+				if want[svc] == nil {
+					want[svc] = tenant.Values{}
+				}
+				want[svc][key] = v
+			}
+		}
+	}
+	for _, svc := range []tenant.Service{tenant.Nova, tenant.Cinder, tenant.Neutron} {
+		if vals, ok := want[svc]; ok {
+			if _, err := tenant.PutQuotas(ctx, svcs, svc, projectID, vals, false); err != nil {
 				return err
 			}
 		}
@@ -142,11 +169,9 @@ func (in *Infra) dropProject(ctx context.Context, cl *conn, c rke2.ClusterRef) e
 	if err := deleteGroups(ctx, cl, ""); err != nil {
 		return err
 	}
-	for _, svc := range []tenant.Service{tenant.Nova, tenant.Cinder} {
-		if _, ok := in.quotas()[svc]; ok {
-			if err := tenant.DeleteQuotas(ctx, svcs, svc, cl.ProjectID); err != nil {
-				return err
-			}
+	for _, svc := range []tenant.Service{tenant.Nova, tenant.Cinder, tenant.Neutron} {
+		if err := tenant.DeleteQuotas(ctx, svcs, svc, cl.ProjectID); err != nil {
+			return err
 		}
 	}
 	if err := tenant.DeleteProject(ctx, admin.Identity, cl.ProjectID); err != nil {

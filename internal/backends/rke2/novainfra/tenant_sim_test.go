@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/sim/openstacksim"
@@ -241,5 +242,28 @@ func TestSharedNetworkLeftovers(t *testing.T) {
 	after.SecurityGroups, after.Rules, after.GroupNames = before.SecurityGroups, before.Rules, before.GroupNames // Neutron's "default" stays
 	if !reflect.DeepEqual(after, before) || sim.ProjectCount() != 1 {
 		t.Fatalf("shared project after terminate: %+v, before %+v; %d projects", after, before, sim.ProjectCount())
+	}
+}
+
+// The largest order (5 servers + the worker_nodes limit of 20 agents) needs 25 instances and
+// 25 volumes: the cluster's project gets them although OpenStack's defaults are 10; the
+// tenant maxima stay as they are, and quotas the defaults cover are not overridden.
+func TestPerClusterQuotasCoverLargestOrder(t *testing.T) {
+	w := newPerClusterWorld(t)
+	twenty := 20.0
+	in := simInfraOn(t, w.sim, w.url, tenantMaxima, map[string]any{"tenant": "per_cluster"},
+		backends.Component{Name: "worker_nodes", AccountingType: "limit", Limit: &twenty})
+	if _, err := in.EnsureNetwork(context.Background(), w.ref); err != nil {
+		t.Fatal(err)
+	}
+	p := w.project(t)
+	if q := w.sim.Quotas("nova", p.ID); q["instances"] != 25 || q["cores"] != 16 || q["ram"] != 32*1024 {
+		t.Fatalf("nova quotas %v, want 25 instances and the maxima", q)
+	}
+	if q := w.sim.Quotas("cinder", p.ID); q["volumes"] != 25 || q["gigabytes"] != 500 {
+		t.Fatalf("cinder quotas %v, want 25 volumes and the 500 GB maximum", q)
+	}
+	if w.sim.HasQuotaOverrides("neutron", p.ID) {
+		t.Fatalf("neutron quotas overridden: %v (25 ports are within the default)", w.sim.Quotas("neutron", p.ID))
 	}
 }
