@@ -81,8 +81,9 @@ type cloudServer struct {
 
 // simCloud is the OpenStack simulator.
 type simCloud struct {
-	os  *openstacksim.Server
-	url string
+	os    *openstacksim.Server
+	url   string
+	extra string // more lines of the openstack block (e.g. "tenant: per_cluster\n")
 }
 
 func (c simCloud) settings() string {
@@ -96,7 +97,7 @@ openstack:
   project_name: %q
   region_name: %q
   external_network_name: %q
-`, openstacksim.AuthURL(c.url), o.AdminUser, o.AdminPassword, o.AdminProject, o.Region, o.ExternalNetwork)
+`, openstacksim.AuthURL(c.url), o.AdminUser, o.AdminPassword, o.AdminProject, o.Region, o.ExternalNetwork) + indent(c.extra, 2)
 }
 
 func (c simCloud) servers() []cloudServer {

@@ -2,13 +2,11 @@ package openstack
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/domains"
-	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/roles"
+
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
-	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 )
 
 // clients are the authenticated service clients and the ids resolved once per connection.
@@ -79,33 +77,17 @@ func (b *Backend) resolve(ctx context.Context, c *clients) error {
 }
 
 func findDomain(ctx context.Context, id *gophercloud.ServiceClient, name string) (string, error) {
-	page, err := domains.List(id, domains.ListOpts{Name: name}).AllPages(ctx)
-	if err != nil {
-		return "", classify("keystone", fmt.Errorf("find domain %q: %w", name, err))
-	}
-	all, err := domains.ExtractDomains(page)
-	if err != nil {
-		return "", err
-	}
-	if len(all) != 1 {
-		return "", failure.Errorf("openstack: Keystone domain %q not found", name)
-	}
-	return all[0].ID, nil
+	return tenant.FindDomain(ctx, id, name)
 }
 
 func findRole(ctx context.Context, id *gophercloud.ServiceClient, name string) (string, error) {
-	page, err := roles.List(id, roles.ListOpts{Name: name}).AllPages(ctx)
-	if err != nil {
-		return "", classify("keystone", fmt.Errorf("find role %q: %w", name, err))
-	}
-	all, err := roles.ExtractRoles(page)
-	if err != nil {
-		return "", err
-	}
-	if len(all) != 1 {
-		return "", failure.Errorf("openstack: Keystone role %q (member_role) not found", name)
-	}
-	return all[0].ID, nil
+	return tenant.FindRole(ctx, id, name, "member_role")
+}
+
+// services are the clients as the shared tenant code takes them.
+func (c *clients) services() tenant.Services {
+	return tenant.Services{Identity: c.identity, Compute: c.compute, Volume: c.volume, Network: c.network,
+		Image: c.image, LoadBalancer: c.loadBalancer, ImageErr: c.imageErr, LoadBalancerErr: c.loadBalancerErr}
 }
 
 var findExternalNetwork = osc.FindExternalNetwork

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -62,7 +63,7 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 // created. A vanished tenant thus comes back under a new Keystone id, which the core records.
 func (b *Backend) tenantProject(ctx context.Context, c *clients, req backends.CreateRequest) (*projects.Project, names, bool, error) {
 	if id := req.Resource.BackendID; id != "" {
-		p, err := c.getProject(ctx, id)
+		p, err := tenant.GetProject(ctx, c.identity, id)
 		switch {
 		case err == nil:
 			if owner, _ := tagValue(p.Tags, ownerTagPrefix); owner == req.Resource.UUID {
@@ -90,7 +91,7 @@ func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.I
 	if err != nil {
 		return backends.Info{}, err
 	}
-	p, err := c.getProject(ctx, res.BackendID)
+	p, err := tenant.GetProject(ctx, c.identity, res.BackendID)
 	if err != nil {
 		return backends.Info{}, err
 	}
@@ -135,9 +136,9 @@ func (b *Backend) pushLimits(ctx context.Context, c *clients, p *projects.Projec
 	for _, svc := range b.quotas.services() {
 		var err error
 		if vals, ok := want[svc]; ok {
-			got[svc], err = c.putQuotas(ctx, svc, p.ID, vals, false)
+			got[svc], err = tenant.PutQuotas(ctx, c.services(), svc, p.ID, vals, false)
 		} else {
-			got[svc], err = c.getQuotas(ctx, svc, p.ID)
+			got[svc], err = tenant.GetQuotas(ctx, c.services(), svc, p.ID)
 		}
 		if err != nil {
 			return nil, refusal(err)
@@ -150,7 +151,7 @@ func (b *Backend) pushLimits(ctx context.Context, c *clients, p *projects.Projec
 func (b *Backend) checkUsage(ctx context.Context, c *clients, p *projects.Project, want map[service]quotaValues) error {
 	used := map[service]usageOf{}
 	for svc := range want {
-		_, u, err := c.getUsage(ctx, svc, p.ID)
+		_, u, err := tenant.GetUsage(ctx, c.services(), svc, p.ID)
 		if err != nil {
 			return err
 		}
@@ -172,13 +173,13 @@ func (b *Backend) overrideQuotas(ctx context.Context, c *clients, projectID stri
 			continue
 		}
 		if svc == cinder {
-			_, used, err := c.getUsage(ctx, svc, projectID)
+			_, used, err := tenant.GetUsage(ctx, c.services(), svc, projectID)
 			if err != nil {
 				return err
 			}
 			vals = clampToUsage(vals, used)
 		}
-		if _, err := c.putQuotas(ctx, svc, projectID, vals, true); err != nil {
+		if _, err := tenant.PutQuotas(ctx, c.services(), svc, projectID, vals, true); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
@@ -19,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -34,7 +34,7 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	if err != nil {
 		return err
 	}
-	p, err := c.getProject(ctx, res.BackendID)
+	p, err := tenant.GetProject(ctx, c.identity, res.BackendID)
 	if errors.Is(err, failure.ErrNotFound) {
 		return nil
 	}
@@ -67,9 +67,8 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 			return fmt.Errorf("delete %s of tenant %s: %w", st.what, p.Name, err)
 		}
 	}
-	err = projects.Delete(ctx, c.identity, p.ID).ExtractErr()
-	if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
-		return classify("keystone", fmt.Errorf("delete project %s: %w", p.ID, err))
+	if err := tenant.DeleteProject(ctx, c.identity, p.ID); err != nil {
+		return err
 	}
 	b.log.Info("openstack tenant deleted", zap.String("project", p.Name), zap.String("project_id", p.ID))
 	return nil
@@ -81,37 +80,13 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 // force_destroy_wait. What is still being deleted then is a transient "deletion in progress":
 // the order stays executing and the next pass continues, so no pass blocks for long.
 func (b *Backend) clearLeftovers(ctx context.Context, c *clients, p *projects.Project) error {
-	deadline := time.Now().Add(b.settings.ForceDestroyWait)
-	for round := 0; ; round++ {
-		inv, err := c.inventory(ctx, p.ID)
-		if err != nil || inv.empty() {
-			return err
-		}
-		if !b.settings.ForceDestroy {
+	return tenant.Clear(ctx, c.services(), p.ID, tenant.ClearOptions{
+		Kinds: tenant.ProjectKinds(), Force: b.settings.ForceDestroy,
+		Refuse: func(inv tenant.Inventory) error {
 			return failure.Errorf("tenant %s still has %s; delete them first or set backend_settings.force_destroy", p.Name, inv)
-		}
-		if round > 0 && !time.Now().Before(deadline) {
-			return failure.Transient(fmt.Errorf("force_destroy: deletion in progress in tenant %s: %s left; the next pass continues", p.Name, inv))
-		}
-		if round == 0 {
-			b.log.Warn("force_destroy: deleting what the tenant's users made", zap.String("project_id", p.ID), zap.String("objects", inv.String()))
-		}
-		note, err := c.removeAll(ctx, inv)
-		if err != nil {
-			return err
-		}
-		if note != "" {
-			b.log.Info("force_destroy: a deletion must wait", zap.String("project_id", p.ID), zap.String("detail", note))
-		}
-		if round == 0 {
-			continue // look again at once: many deletions are immediate
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(min(b.pollEvery, max(time.Until(deadline), 0))):
-		}
-	}
+		},
+		Wait: b.settings.ForceDestroyWait, PollEvery: b.pollEvery, What: "tenant " + p.Name, Log: b.log,
+	})
 }
 
 // deleteEach lists objects with list and deletes each id, tolerating 404.
@@ -211,7 +186,7 @@ func deleteSecurityGroups(ctx context.Context, c *clients, projectID string) err
 
 func (b *Backend) deleteQuotas(ctx context.Context, c *clients, projectID string) error {
 	for _, svc := range b.quotas.services() {
-		if err := c.deleteQuotas(ctx, svc, projectID); err != nil {
+		if err := tenant.DeleteQuotas(ctx, c.services(), svc, projectID); err != nil {
 			return err
 		}
 	}

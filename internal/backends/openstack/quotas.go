@@ -7,20 +7,17 @@ import (
 	"strings"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 )
 
-// service is one OpenStack API holding quotas.
-type service int
+// service is one OpenStack API holding quotas (the quota API is shared: tenant.GetQuotas …).
+type service = tenant.Service
 
 const (
-	nova service = iota
-	cinder
-	neutron
+	nova    = tenant.Nova
+	cinder  = tenant.Cinder
+	neutron = tenant.Neutron
 )
-
-var serviceNames = [...]string{nova: "nova", cinder: "cinder", neutron: "neutron"}
-
-func (s service) String() string { return serviceNames[s] }
 
 // quota is one OpenStack quota the backend can manage. Units are OpenStack's own: ram in MB,
 // gigabytes in GB, everything else a count.
@@ -130,7 +127,7 @@ func (m quotaMap) services() []service {
 }
 
 // quotaValues is one service's quota values by API key.
-type quotaValues map[string]int
+type quotaValues = tenant.Values
 
 // toQuotas converts limits (backend units, by component) to integer quota values per service.
 // Components without a quota mapping are ignored; so are limits the resource does not have.
@@ -222,7 +219,7 @@ func (m quotaMap) zeroQuotas() map[service]quotaValues {
 }
 
 // usageOf is what a service reports as used for one quota (in_use + reserved).
-type usageOf map[string]int
+type usageOf = tenant.Usage
 
 // belowUsage lists, for the user, every new limit lower than what the tenant already uses.
 func (m quotaMap) belowUsage(want map[service]quotaValues, used map[service]usageOf) []string {

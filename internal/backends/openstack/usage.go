@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 )
 
 // Usage implements backends.UsageReporter: what each tenant uses now (in use + reserved) of
@@ -67,7 +68,7 @@ func (b *Backend) Usage(ctx context.Context, resources []backends.Resource, _ ba
 func (b *Backend) tenantUsage(ctx context.Context, c *clients, projectID string) (backends.Quantities, error) {
 	used := map[service]quotaValues{}
 	for _, svc := range b.quotas.services() {
-		_, u, err := c.getUsage(ctx, svc, projectID)
+		_, u, err := tenant.GetUsage(ctx, c.services(), svc, projectID)
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +99,7 @@ func (b *Backend) Metadata(ctx context.Context, res backends.Resource) (map[stri
 	md := b.metadata(p.ID, n, ids)
 	got := map[service]quotaValues{}
 	for _, svc := range b.quotas.services() {
-		if got[svc], err = c.getQuotas(ctx, svc, p.ID); err != nil {
+		if got[svc], err = tenant.GetQuotas(ctx, c.services(), svc, p.ID); err != nil {
 			return nil, err
 		}
 	}

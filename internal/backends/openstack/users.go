@@ -13,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/users"
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
 )
@@ -31,11 +32,7 @@ func (c *clients) findUser(ctx context.Context, name, domainID string) (*users.U
 }
 
 func (c *clients) assign(ctx context.Context, userID, projectID string) error {
-	err := roles.Assign(ctx, c.identity, c.roleID, roles.AssignOpts{UserID: userID, ProjectID: projectID}).ExtractErr()
-	if err != nil {
-		return classify("keystone", fmt.Errorf("grant role to user %s on project %s: %w", userID, projectID, err))
-	}
-	return nil
+	return tenant.Grant(ctx, c.identity, projectID, userID, c.roleID)
 }
 
 func (c *clients) unassign(ctx context.Context, userID, projectID string) error {

@@ -263,6 +263,8 @@ func (w *memWorld) vmsNamed(name string) int {
 	return n
 }
 
+func (m memInfra) ClearLeftovers(context.Context, ClusterRef) error { return nil }
+
 func (m memInfra) TearDown(_ context.Context, c ClusterRef) error {
 	w := m.w
 	w.mu.Lock()

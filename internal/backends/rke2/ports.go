@@ -55,6 +55,9 @@ type Infra interface {
 	CreateServer(ctx context.Context, c ClusterRef, net NetworkInfo, req ServerRequest) (ServerView, error)
 	// DeleteServer deletes a VM with its volumes and floating IP.
 	DeleteServer(ctx context.Context, c ClusterRef, s ServerView) error
+	// ClearLeftovers finds what others made in the cluster's project or on its network and
+	// refuses, naming each object, or deletes it (force_destroy); terminate calls it first.
+	ClearLeftovers(ctx context.Context, c ClusterRef) error
 	// TearDown deletes what EnsureNetwork made for this cluster (and the tenant when it is the
 	// cluster's own). What blocks deletion is removed or refused, naming it, per settings.
 	TearDown(ctx context.Context, c ClusterRef) error

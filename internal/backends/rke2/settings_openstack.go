@@ -12,8 +12,10 @@ import (
 // OpenStackSettings is the backend_settings.openstack block: where the clusters' VMs live.
 // The connection keys are the openstack backend's (auth_url, username, password,
 // user_domain_name, project_name, project_domain_name, region_name, interface, verify_ssl,
-// ca_cert). Every cluster's network chain and VMs are made in the project the connection is
-// scoped to (project_name): one shared tenant. A tenant per cluster is not built yet.
+// ca_cert). With tenant: shared (the default) every cluster's network chain and VMs are made
+// in the project the connection is scoped to (project_name); with tenant: per_cluster each
+// cluster gets its own project (rke2-<resource uuid>, in project_domain_name), with the tenant
+// maxima as quotas and tenant_role granted to the connection's user.
 type OpenStackSettings struct {
 	osc.Connection `mapstructure:",squash"`
 	// ExternalNetworkName is the router:external network the routers and floating IPs use.
@@ -24,7 +26,23 @@ type OpenStackSettings struct {
 	DNSNameservers []string      `mapstructure:"dns_nameservers"`
 	RequestTimeout time.Duration `mapstructure:"request_timeout"` // one HTTP attempt (default 60s)
 	Retries        *int          `mapstructure:"retries"`         // per request (default 4)
+	// Tenant is shared (one management project for every cluster) or per_cluster.
+	Tenant string `mapstructure:"tenant"`
+	// TenantRole is the role the connection's user gets on each cluster's project (per_cluster).
+	TenantRole string `mapstructure:"tenant_role"`
+	// ForceDestroy: terminate deletes what others made in the cluster's project or on its
+	// network (servers, ports, volumes, load balancers, …) instead of refusing, naming them.
+	ForceDestroy bool `mapstructure:"force_destroy"`
 }
+
+// Tenant modes.
+const (
+	TenantShared     = "shared"
+	TenantPerCluster = "per_cluster"
+)
+
+// PerCluster reports whether each cluster has its own project.
+func (o *OpenStackSettings) PerCluster() bool { return o.Tenant == TenantPerCluster }
 
 const (
 	osPrefix              = "backend_settings.openstack."
@@ -37,6 +55,12 @@ func (o *OpenStackSettings) applyDefaults() {
 	o.ApplyDefaults()
 	if o.SubnetCIDR == "" {
 		o.SubnetCIDR = defaultClusterSubnet
+	}
+	if o.Tenant == "" {
+		o.Tenant = TenantShared
+	}
+	if o.TenantRole == "" {
+		o.TenantRole = "admin"
 	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = defaultOSRequestLimit
@@ -53,6 +77,9 @@ func (o *OpenStackSettings) validate() error {
 	}
 	if strings.TrimSpace(o.ExternalNetworkName) == "" {
 		return fmt.Errorf("%sexternal_network_name: is required (routers and floating IPs use it)", osPrefix)
+	}
+	if o.Tenant != TenantShared && o.Tenant != TenantPerCluster {
+		return fmt.Errorf("%stenant: must be %s or %s, got %q", osPrefix, TenantShared, TenantPerCluster, o.Tenant)
 	}
 	p, err := netip.ParsePrefix(o.SubnetCIDR)
 	if err != nil || !p.Addr().Is4() || p.Bits() > 28 || p.Masked() != p {

@@ -79,7 +79,7 @@ func TestDecodeSettingsDefaults(t *testing.T) {
 		t.Error("no cloud-init template")
 	}
 	if o := s.OpenStack; o.SubnetCIDR != "10.42.0.0/22" || o.Interface != "public" || o.UserDomainName != "Default" ||
-		*o.Retries != 4 || !*o.VerifySSL || o.ProjectName != "k8s-clusters" {
+		*o.Retries != 4 || !*o.VerifySSL || o.ProjectName != "k8s-clusters" || o.Tenant != "shared" || o.TenantRole != "admin" || o.ForceDestroy {
 		t.Errorf("openstack defaults not applied: %+v", o)
 	}
 	if strings.Contains(fmt.Sprintf("%+v %#v", s, s), "rancher-secret-key") || strings.Contains(fmt.Sprintf("%v", s), "hvs.vault-root-token") ||
@@ -133,6 +133,7 @@ func TestDecodeSettingsErrorsNameTheKey(t *testing.T) {
 		{"openstack cidr", withOS("subnet_cidr", "10.0.0.0/30"), "backend_settings.openstack.subnet_cidr"},
 		{"openstack dns", withOS("dns_nameservers", []any{"one"}), "backend_settings.openstack.dns_nameservers[0]"},
 		{"openstack retries", withOS("retries", 99), "backend_settings.openstack.retries"},
+		{"openstack tenant", withOS("tenant", "x"), `backend_settings.openstack.tenant: must be shared or per_cluster, got "x"`},
 		{"openstack unknown type", withOS("verify_ssl", "maybe"), "openstack.verify_ssl"},
 		{"drain timeout", with(baseSettings(), "drain_timeout", "10s"), "drain_timeout"},
 		{"registration timeout", with(baseSettings(), "node_registration_timeout", "forever"), "node_registration_timeout"},

@@ -9,7 +9,8 @@ import (
 	"github.com/waldur/site-agent/internal/backends"
 )
 
-// Delete terminates the cluster: its VMs (with their volumes), the Rancher cluster (with its
+// Delete terminates the cluster: first what others made in its project or on its network
+// (refused, naming it, unless force_destroy: nothing is deleted then), its VMs (with their volumes), the Rancher cluster (with its
 // nodes, tokens and bindings), the Vault objects, then the network chain. Draining first would
 // only delay the end of a cluster that goes as a whole. Every step is repeatable; Rancher's
 // deletion takes a while, during which the call returns an error wrapping failure.ErrNotReady
@@ -17,6 +18,9 @@ import (
 func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	c := ClusterRef{UUID: res.UUID, Name: res.BackendID}
 	log := b.d.Log.With(zap.String("cluster", c.Name), zap.String("resource", c.UUID))
+	if err := b.d.Infra.ClearLeftovers(ctx, c); err != nil {
+		return fmt.Errorf("openstack leftovers: %w", err)
+	}
 	servers, err := b.d.Infra.Servers(ctx, c)
 	if err != nil {
 		return fmt.Errorf("list servers: %w", err)

@@ -103,8 +103,8 @@ type Clients struct {
 	Identity, Compute, Volume, Network *gophercloud.ServiceClient
 	Image, LoadBalancer                *gophercloud.ServiceClient
 	ImageErr, LoadBalancerErr          error
-	// ProjectID is the project the token is scoped to.
-	ProjectID string
+	// ProjectID is the project the token is scoped to; UserID the authenticated user.
+	ProjectID, UserID string
 }
 
 // Connect authenticates on hc (see NewHTTPClient) and builds the service clients from the
@@ -132,6 +132,9 @@ func Connect(ctx context.Context, hc *http.Client, s Connection) (*Clients, erro
 	if r, ok := provider.GetAuthResult().(tokens.CreateResult); ok {
 		if p, err := r.ExtractProject(); err == nil && p != nil {
 			c.ProjectID = p.ID
+		}
+		if u, err := r.ExtractUser(); err == nil && u != nil {
+			c.UserID = u.ID
 		}
 	}
 	return c, nil

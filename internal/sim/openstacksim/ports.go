@@ -2,6 +2,7 @@ package openstacksim
 
 import (
 	"net/http"
+	"strings"
 )
 
 // Neutron port creation (ports a client makes before booting a server on them) and the
@@ -98,4 +99,24 @@ func (st *state) reachable(portID, extNet string) (string, int, string) {
 		}
 	}
 	return "", http.StatusNotFound, "External network " + extNet + " is not reachable from subnet " + subnetID + ".  Therefore, cannot associate Port " + portID + " with a Floating IP."
+}
+
+// AddPort puts a port on a network, in the network's project, as someone other than the agent
+// would (deviceOwner "compute:nova" with a server's id, "Octavia" with "lb-<id>", or "" for a
+// bare port); it returns the port's id ("" when there is no such network).
+func (s *Server) AddPort(networkID, name, deviceID, deviceOwner string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.st.networks[networkID]
+	if n == nil {
+		return ""
+	}
+	p := s.st.addPort(deviceID, n.ProjectID, networkID, deviceOwner, fixedIP{})
+	p.Name = name
+	if v := s.st.servers[deviceID]; v != nil && strings.HasPrefix(deviceOwner, "compute:") {
+		// a port Nova made for the server: deleted with it
+		v.Ports = append(v.Ports, p.ID)
+		v.NovaPorts = append(v.NovaPorts, p.ID)
+	}
+	return p.ID
 }

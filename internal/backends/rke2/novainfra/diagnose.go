@@ -8,8 +8,8 @@ import (
 )
 
 // Diagnose checks that OpenStack answers with the configured account, that the external
-// network, the base image and the managed-mode flavors exist. (Quota headroom for the
-// largest allowed order is not checked yet.)
+// network, the base image and the managed-mode flavors exist, and that the quotas leave room
+// for the largest order the offering allows (headroom.go).
 func (in *Infra) Diagnose(ctx context.Context) []backends.Check {
 	s := in.settings
 	cl, err := in.conn(ctx)
@@ -38,5 +38,5 @@ func (in *Infra) Diagnose(ctx context.Context) []backends.Check {
 		}
 		out = append(out, ch)
 	}
-	return out
+	return append(out, in.headroom(ctx, cl))
 }

@@ -2,10 +2,15 @@
 // gophercloud v2, on the connection, retrying HTTP client, error classification and Neutron
 // chain shared with the openstack backend (internal/clients/openstack).
 //
-// Every cluster lives in the tenant the connection is scoped to
-// (backend_settings.openstack.project_name); a tenant per cluster is not built yet. Its
-// objects are named after the cluster so that every step finds what an interrupted pass made
-// before making it again:
+// With backend_settings.openstack.tenant: shared every cluster lives in the tenant the
+// connection is scoped to (project_name); with per_cluster each cluster has its own project,
+// rke2-<resource uuid> in project_domain_name, tagged site-agent-rke2 and rke2-cluster=<uuid>,
+// found by name before it is made (the shared tenant package), with the tenant maxima as Nova
+// cores/ram and Cinder gigabytes quotas (the other quotas raised to the largest order's needs)
+// and tenant_role granted to the connection's user; the cluster's objects are then made with
+// a token scoped to that project (Nova boots servers and their volumes in the token's
+// project), and TearDown deletes the emptied project last. The objects are named after the
+// cluster so that every step finds what an interrupted pass made before making it again:
 //
 //	network   rke2-<name>-<uuid>            subnet  rke2-<name>-<uuid>
 //	router    rke2-<name>-<uuid>            group   rke2-<name>-<uuid> (Kubernetes ports)

@@ -15,6 +15,7 @@ import (
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -25,12 +26,16 @@ const computeMicroversion = "2.52"
 
 // Infra is the OpenStack side of rke2 clusters.
 type Infra struct {
-	settings *rke2.Settings
-	log      *zap.Logger
-	hc       *http.Client
+	settings   *rke2.Settings
+	log        *zap.Logger
+	hc         *http.Client
+	components backends.Components // the offering's (the worker_nodes limit, for diagnostics)
 
 	mu sync.Mutex
 	cl *conn
+	// clusters are the connections scoped to each cluster's own project (tenant: per_cluster),
+	// by cluster UUID; a project enters only once its role and quotas are set in this process.
+	clusters map[string]*conn
 }
 
 // Options are test and tuning hooks for New.
@@ -51,6 +56,9 @@ type conn struct {
 	*osc.Clients
 	compute  *gophercloud.ServiceClient // Compute at computeMicroversion
 	extNetID string
+	// per_cluster, on the management connection: the domain of the clusters' projects and the
+	// role the connection's user gets on them.
+	domainID, roleID string
 }
 
 // New builds an Infra on decoded settings; it makes no network call.
@@ -70,7 +78,7 @@ func New(s *rke2.Settings, o Options) (*Infra, error) {
 	hc := osc.NewHTTPClient(osc.WithUpstream(osc.HTTPOptions{Base: o.Transport, VerifyTLS: *s.OpenStack.VerifySSL, RootCAs: pool,
 		Retries: *s.OpenStack.Retries, Timeout: s.OpenStack.RequestTimeout, WaitMin: o.RetryWaitMin, WaitMax: o.RetryWaitMax,
 		Logger: log}, nested))
-	return &Infra{settings: s, log: log, hc: hc}, nil
+	return &Infra{settings: s, log: log, hc: hc, components: o.Params.Components, clusters: map[string]*conn{}}, nil
 }
 
 // Close releases idle connections.
@@ -86,7 +94,32 @@ func (in *Infra) conn(ctx context.Context) (*conn, error) {
 	if in.cl != nil {
 		return in.cl, nil
 	}
-	sc, err := osc.Connect(ctx, in.hc, in.settings.OpenStack.Connection)
+	o := in.settings.OpenStack
+	cl, err := in.connect(ctx, o.Connection)
+	if err != nil {
+		return nil, err
+	}
+	if cl.extNetID, err = osc.FindExternalNetwork(ctx, cl.Network, o.ExternalNetworkName); err != nil {
+		return nil, err
+	}
+	if o.PerCluster() {
+		if cl.domainID, err = tenant.FindDomain(ctx, cl.Identity, o.ProjectDomainName); err != nil {
+			return nil, err
+		}
+		if cl.roleID, err = tenant.FindRole(ctx, cl.Identity, o.TenantRole, osPrefix+"tenant_role"); err != nil {
+			return nil, err
+		}
+	}
+	in.cl = cl
+	return in.cl, nil
+}
+
+// osPrefix names the settings in errors.
+const osPrefix = "backend_settings.openstack."
+
+// connect authenticates with the connection's scope; Glance must answer (images).
+func (in *Infra) connect(ctx context.Context, s osc.Connection) (*conn, error) {
+	sc, err := osc.Connect(ctx, in.hc, s)
 	if err != nil {
 		return nil, err
 	}
@@ -96,14 +129,9 @@ func (in *Infra) conn(ctx context.Context) (*conn, error) {
 	if sc.Image == nil {
 		return nil, failure.Errorf("openstack: the catalog has no image (Glance) endpoint; base_image_name cannot be resolved")
 	}
-	ext, err := osc.FindExternalNetwork(ctx, sc.Network, in.settings.OpenStack.ExternalNetworkName)
-	if err != nil {
-		return nil, err
-	}
 	compute := *sc.Compute
 	compute.Microversion = computeMicroversion
-	in.cl = &conn{Clients: sc, compute: &compute, extNetID: ext}
-	return in.cl, nil
+	return &conn{Clients: sc, compute: &compute}, nil
 }
 
 // Flavor implements rke2.FlavorSource: a flavor by id, else by name; a missing one wraps

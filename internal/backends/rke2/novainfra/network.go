@@ -39,10 +39,11 @@ var clusterRules = []rule{
 }
 
 // EnsureNetwork finds or makes the cluster's network, subnet, router (gateway on the
-// external network, interface on the subnet) and security group in the shared tenant.
+// external network, interface on the subnet) and security group in the shared tenant, or in
+// the cluster's own project (made first, see clusterConn).
 func (in *Infra) EnsureNetwork(ctx context.Context, c rke2.ClusterRef) (rke2.NetworkInfo, error) {
 	var ni rke2.NetworkInfo
-	cl, err := in.conn(ctx)
+	cl, err := in.clusterConn(ctx, c, true)
 	if err != nil {
 		return ni, err
 	}

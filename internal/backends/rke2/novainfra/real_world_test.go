@@ -35,7 +35,10 @@ type realWorld struct {
 	*osenv.Admin // admin clients to check what novainfra made
 }
 
-func newRealWorld(t *testing.T) *realWorld {
+func newRealWorld(t *testing.T) *realWorld { return newRealWorldWith(t, nil, nil) }
+
+// newRealWorldWith adds top and osKeys to backend_settings and its openstack block.
+func newRealWorldWith(t *testing.T, top, osKeys map[string]any) *realWorld {
 	t.Helper()
 	env := osenv.LoadCompute(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -44,7 +47,14 @@ func newRealWorld(t *testing.T) *realWorld {
 	w.ref = rke2.ClusterRef{UUID: randomHex(t, 16), Name: "nv" + randomHex(t, 3)}
 	var warnings []string
 	var err error
-	w.settings, warnings, err = rke2.DecodeSettings(realSettings(env))
+	in := realSettings(env)
+	for k, v := range top {
+		in[k] = v
+	}
+	for k, v := range osKeys {
+		in["openstack"].(map[string]any)[k] = v
+	}
+	w.settings, warnings, err = rke2.DecodeSettings(in)
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("settings: %v %v", err, warnings)
 	}

@@ -23,8 +23,8 @@ import (
 // about a second) is gone for the planner: listing it would make a pass delete it again or
 // count a node that is on its way out.
 func (in *Infra) Servers(ctx context.Context, c rke2.ClusterRef) ([]rke2.ServerView, error) {
-	cl, err := in.conn(ctx)
-	if err != nil {
+	cl, err := in.clusterConn(ctx, c, false)
+	if err != nil || cl == nil {
 		return nil, err
 	}
 	all, err := cl.servers(ctx, c)
@@ -71,7 +71,7 @@ func view(s *servers.Server, network string) rke2.ServerView {
 // CreateServer boots one node (see the package documentation). A live server of the same
 // name in the cluster is adopted: its floating IP is made if missing and it is returned.
 func (in *Infra) CreateServer(ctx context.Context, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest) (rke2.ServerView, error) {
-	cl, err := in.conn(ctx)
+	cl, err := in.clusterConn(ctx, c, true)
 	if err != nil {
 		return rke2.ServerView{}, err
 	}

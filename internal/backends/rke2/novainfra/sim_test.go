@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	"github.com/waldur/site-agent/internal/backends/rke2/novainfra"
 	"github.com/waldur/site-agent/internal/failure"
@@ -25,22 +26,38 @@ func newSimInfra(t *testing.T, o openstacksim.Options) (*novainfra.Infra, *opens
 	sim.AddNamedImage("cirros")
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
+	return simInfraOn(t, sim, srv.URL, nil, nil), sim, rke2.ClusterRef{UUID: "0123456789abcdef0123456789abcdef", Name: "halo"}
+}
+
+// simInfraOn is a fresh Infra (as after a restart) on a running simulator; top and osKeys are
+// added to backend_settings and its openstack block.
+func simInfraOn(t *testing.T, sim *openstacksim.Server, url string, top, osKeys map[string]any, comps ...backends.Component) *novainfra.Infra {
+	t.Helper()
 	so := sim.Options()
-	s, warnings, err := rke2.DecodeSettings(map[string]any{
+	osBlock := map[string]any{"auth_url": openstacksim.AuthURL(url), "username": so.AdminUser, "password": so.AdminPassword,
+		"project_name": so.AdminProject, "region_name": so.Region, "external_network_name": so.ExternalNetwork}
+	for k, v := range osKeys {
+		osBlock[k] = v
+	}
+	in := map[string]any{
 		"backend_url": "https://rancher.invalid", "username": "token-test", "password": "unused",
 		"base_image_name": "cirros", "managed_rancher_server_flavor_name": "m1.small",
-		"vault_host": "vault.invalid", "vault_token": "unused",
-		"openstack": map[string]any{"auth_url": openstacksim.AuthURL(srv.URL), "username": so.AdminUser, "password": so.AdminPassword,
-			"project_name": so.AdminProject, "region_name": so.Region, "external_network_name": so.ExternalNetwork},
-	})
+		"vault_host": "vault.invalid", "vault_token": "unused", "openstack": osBlock,
+	}
+	for k, v := range top {
+		in[k] = v
+	}
+	s, warnings, err := rke2.DecodeSettings(in)
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("settings: %v %v", err, warnings)
 	}
-	in, err := novainfra.New(&s, novainfra.Options{Logger: zaptest.NewLogger(t), RetryWaitMin: time.Millisecond, RetryWaitMax: 10 * time.Millisecond})
+	inf, err := novainfra.New(&s, novainfra.Options{Logger: zaptest.NewLogger(t), RetryWaitMin: time.Millisecond, RetryWaitMax: 10 * time.Millisecond,
+		Params: backends.Params{Components: comps}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return in, sim, rke2.ClusterRef{UUID: "0123456789abcdef0123456789abcdef", Name: "halo"}
+	t.Cleanup(func() { _ = inf.Close() })
+	return inf
 }
 
 func simRequest(ref rke2.ClusterRef, fip bool) rke2.ServerRequest {

@@ -23,8 +23,8 @@ import (
 // DeleteServer releases the server's floating IPs, deletes the server (its volumes go with
 // it: delete_on_termination) and its port. An absent server is success.
 func (in *Infra) DeleteServer(ctx context.Context, c rke2.ClusterRef, s rke2.ServerView) error {
-	cl, err := in.conn(ctx)
-	if err != nil {
+	cl, err := in.clusterConn(ctx, c, false)
+	if err != nil || cl == nil {
 		return err
 	}
 	pts, err := serverPorts(ctx, cl, s.ID)
@@ -103,10 +103,11 @@ func deleteFIPs(ctx context.Context, cl *conn, fips []floatingips.FloatingIP) er
 // TearDown deletes what EnsureNetwork made, with the cluster's left-over ports, floating IPs
 // and key pairs. Servers of the cluster, or foreign servers on its network, block it: the
 // error names them. Servers Nova is still deleting make it wait (failure.ErrNotReady): their
-// ports and volumes go with them a moment later.
+// ports and volumes go with them a moment later. A cluster's own project (per_cluster) is
+// deleted last; an absent one means the cluster is gone.
 func (in *Infra) TearDown(ctx context.Context, c rke2.ClusterRef) error {
-	cl, err := in.conn(ctx)
-	if err != nil {
+	cl, err := in.clusterConn(ctx, c, false)
+	if err != nil || cl == nil {
 		return err
 	}
 	all, err := cl.servers(ctx, c)
@@ -143,16 +144,30 @@ func (in *Infra) TearDown(ctx context.Context, c rke2.ClusterRef) error {
 			return err
 		}
 	}
+	if err := deleteGroups(ctx, cl, name); err != nil {
+		return err
+	}
+	if err := in.deleteKeypairs(ctx, cl, c); err != nil {
+		return err
+	}
+	if in.settings.OpenStack.PerCluster() {
+		return in.dropProject(ctx, cl, c)
+	}
+	return nil
+}
+
+// deleteGroups deletes the project's security groups of that name ("": all of them).
+func deleteGroups(ctx context.Context, cl *conn, name string) error {
 	sgs, err := findGroups(ctx, cl, name)
 	if err != nil {
 		return err
 	}
 	for _, g := range sgs {
 		if err := groups.Delete(ctx, cl.Network, g.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
-			return osc.NeutronErr("delete security group "+name, err)
+			return osc.NeutronErr("delete security group "+g.Name, err)
 		}
 	}
-	return in.deleteKeypairs(ctx, cl, c)
+	return nil
 }
 
 func serverNames(all []servers.Server) string {
