@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -154,12 +155,7 @@ func TestRestartsOnANewPortWhenTheListenerFails(t *testing.T) {
 }
 
 func TestPortsFromARangeAndThePreferredPort(t *testing.T) {
-	probe, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := probe.Addr().(*net.TCPAddr).Port
-	probe.Close()
+	base := freeRange(t, 2)
 	ports := apiproxy.NewPorts(base, 2)
 	a := start(t, ports, 0)
 	b := start(t, ports, 0)
@@ -175,6 +171,30 @@ func TestPortsFromARangeAndThePreferredPort(t *testing.T) {
 	if c.proxy.Port() != base {
 		t.Errorf("preferred port %d not reused: got %d", base, c.proxy.Port())
 	}
+}
+
+// freeRange finds n consecutive free loopback ports below the kernel's ephemeral range
+// (32768 and up), where the test's own connections cannot take one between probe and use.
+func freeRange(t *testing.T, n int) int {
+	t.Helper()
+	for base := 20000 + rand.IntN(10000); base < 32768-n; base += n {
+		var ls []net.Listener
+		for p := base; p < base+n; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				break
+			}
+			ls = append(ls, l)
+		}
+		for _, l := range ls {
+			l.Close()
+		}
+		if len(ls) == n {
+			return base
+		}
+	}
+	t.Fatal("no free port range below 32768")
+	return 0
 }
 
 func TestPipeServesPlainHTTPForTheSteveSession(t *testing.T) {
