@@ -74,8 +74,7 @@ func TestRKE2PerClusterTenant(t *testing.T) {
 	}
 	p.kill()
 	cloud.extra = "tenant: per_cluster\nforce_destroy: true\n"
-	w.cloud = cloud
-	w.writeConfig()
+	w.writeConfigOn(cloud)
 	p = w.start("-m", "order_process", "-c", w.config, "--period", "200ms")
 	w.explainOnFailure(t, p)
 	term = w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderTerminate, ResourceUUID: got.ResourceUUID})

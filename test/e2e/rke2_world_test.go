@@ -184,7 +184,11 @@ func serve(t testing.TB, h http.Handler, useTLS bool) string {
 	return srv.URL
 }
 
-func (w *rke2World) writeConfig() {
+func (w *rke2World) writeConfig() { w.writeConfigOn(w.cloud) }
+
+// writeConfigOn writes the configuration with cloud's settings (the same cloud with other
+// openstack keys: w.cloud is not reassigned, the node emulator reads it meanwhile).
+func (w *rke2World) writeConfigOn(cloud rke2Cloud) {
 	vu, _ := url.Parse(w.vsURL)
 	vhost, vport, _ := net.SplitHostPort(vu.Host)
 	cfg := fmt.Sprintf(`timezone: UTC
@@ -220,7 +224,7 @@ offerings:
       worker_nodes: {limit: 20, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Worker nodes"}
       nodes: {measured_unit: nodes, unit_factor: 1, accounting_type: usage, label: "Nodes"}
 `, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID, w.bootstrap,
-		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], indent(w.cloud.settings(), 6),
+		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], indent(cloud.settings(), 6),
 		vhost, vport, vaultRoot, w.kcURL)
 	w.config = filepath.Join(w.dir, "config.yaml")
 	if err := os.WriteFile(w.config, []byte(cfg), 0o600); err != nil {
