@@ -7,7 +7,8 @@
 # and that a Go abort under the unit's environment is not taken for exit status 2; then purges
 # it and checks that only what Debian policy keeps (the system user) is left. It also checks
 # the .rpm's metadata with Debian's rpm, the SBOM and SHA256SUMS, and `make install` into a
-# DESTDIR. Needs root (dpkg -i); leaves the machine as it found it.
+# DESTDIR. Needs root (dpkg -i); leaves the machine as it found it (but for Debian's rpm,
+# installed when missing), and refuses to run where site-agent, its user or /etc/waldur exist.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -21,26 +22,33 @@ fail() {
 [ "$(id -u)" = 0 ] || fail "needs root (dpkg -i); run as root or leave it out with DEB=0"
 t0=$(date +%s)
 work=$(mktemp -d)
+marker=/var/tmp/site-agent-test-deb.marker
 agent_pid=""
 cleanup() {
 	[ -z "$agent_pid" ] || kill "$agent_pid" 2>/dev/null || true
-	if dpkg-query -W -f '${Status}' site-agent 2>/dev/null | grep -q installed; then
-		with_lock_wait dpkg --purge site-agent >/dev/null || true
-	fi
-	rm -f /etc/waldur/waldur-site-agent-config.yaml
-	rmdir /etc/waldur 2>/dev/null || true
-	if [ -n "${created_user:-}" ]; then
+	if [ -e "$marker" ]; then # this test installed the package on a machine without it or the user
+		if dpkg-query -W -f '${Status}' site-agent 2>/dev/null | grep -q installed; then
+			with_lock_wait dpkg --purge site-agent >/dev/null || true
+		fi
+		rm -f /etc/waldur/waldur-site-agent-config.yaml
+		rmdir /etc/waldur 2>/dev/null || true
 		userdel site-agent 2>/dev/null || true
 		groupdel site-agent 2>/dev/null || true
+		rm -f "$marker"
 	fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-getent passwd site-agent >/dev/null && fail "a user site-agent exists already: this test checks that the package creates it"
-if dpkg-query -W -f '${Status}' site-agent 2>/dev/null | grep -q installed; then
-	log "purging a site-agent package left installed"
-	with_lock_wait dpkg --purge site-agent >/dev/null
+# A run that was killed leaves its marker: what it left (package, user) is the test's to remove.
+# Without the marker an installed package or a user site-agent is someone's, and is kept.
+if [ -e "$marker" ]; then
+	log "removing what an interrupted run left"
+	cleanup
+	work=$(mktemp -d)
+fi
+if dpkg-query -W -f '${Status}' site-agent 2>/dev/null | grep -q installed || getent passwd site-agent >/dev/null || [ -e /etc/waldur ]; then
+	fail "site-agent is installed here, or a user site-agent or /etc/waldur exists: this test installs, purges and removes them; run it on a machine without them"
 fi
 
 log "make release (linux/amd64) into $work/dist"
@@ -69,11 +77,11 @@ expect_stat() {
 
 log "dpkg -i $(basename "$deb")"
 t1=$(date +%s)
+touch "$marker"
 with_lock_wait dpkg -i "$deb" >"$work/dpkg.log" 2>&1 || {
 	cat "$work/dpkg.log"
 	fail "dpkg -i"
 }
-created_user=1
 dpkg-query -W -f '${Status}' site-agent | grep -q 'install ok installed' || fail "not installed"
 mapfile -t owned < <(dpkg -L site-agent | grep -vx '/\.')
 
