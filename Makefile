@@ -2,9 +2,30 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/waldur/site-agent/internal/cli.Version=$(VERSION)
 
-.PHONY: build demo test test-fast bench bench-events lint
+.PHONY: build install release demo test test-fast bench bench-events lint
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/site-agent ./cmd/site-agent
+
+# A source install: the binary and the Python agent's command names as links to it
+# (`make build && sudo make install`; PREFIX and DESTDIR as usual). The systemd units in
+# systemd/ expect /usr/bin/site-agent: PREFIX=/usr, or a drop-in with another ExecStart.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+INCUMBENT_NAMES := $(shell sed -e 's/\#.*//' scripts/release/incumbent-names)
+install:
+	@test -x bin/site-agent || $(MAKE) build
+	install -d "$(DESTDIR)$(BINDIR)"
+	install -m 0755 bin/site-agent "$(DESTDIR)$(BINDIR)/site-agent"
+	for name in $(INCUMBENT_NAMES); do ln -sfn site-agent "$(DESTDIR)$(BINDIR)/$$name"; done
+
+# Tarballs, .deb and .rpm, CycloneDX SBOMs and SHA256SUMS for linux amd64 and arm64 in dist/
+# (scripts/release/build.sh; the packaging tools are built from the module proxy and cached).
+release:
+	VERSION="$(VERSION)" LDFLAGS="$(LDFLAGS)" ./scripts/release/build.sh
+
+# print-VAR prints a variable (scripts/release/build.sh reads VERSION and LDFLAGS so).
+print-%:
+	@echo '$($*)'
 demo:
 	go run ./cmd/site-agent-demo
 test:

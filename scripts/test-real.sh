@@ -12,9 +12,12 @@
 #     (scripts/container/test.sh; installs buildah, podman, runc; root);
 #   - Helm: the chart linted, rendered and dry-run applied to the kube-apiserver, with Helm
 #     built from the module proxy and cached (scripts/helm/build.sh);
-#   - RabbitMQ with STOMP and Web-STOMP from Debian's package (scripts/rabbitmq/up.sh).
+#   - RabbitMQ with STOMP and Web-STOMP from Debian's package (scripts/rabbitmq/up.sh);
+#   - packages: `make release` for linux/amd64, the .deb installed with dpkg, checked and
+#     purged, the .rpm's metadata and the SBOM checked (scripts/release/test-deb.sh; root), with
+#     nfpm and cyclonedx-gomod built from the module proxy and cached (scripts/release/tools.sh).
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
-# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 leave a part out (e.g. on a
+# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 leave a part out (e.g. on a
 # machine without root). HELM needs KUBE. COMPUTE=0 leaves out real Nova servers (OpenStack
 # APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
 set -euo pipefail
@@ -35,7 +38,18 @@ if [ -z "${CONTAINER:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
   echo "NOTICE: not root: skipping the container test (it installs and runs podman as root); run as root or set CONTAINER=1" >&2
   CONTAINER=0
 fi
+if [ -z "${DEB:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
+  echo "NOTICE: not root: skipping the package test (it installs the .deb with dpkg); run as root or set DEB=1" >&2
+  DEB=0
+fi
 [ "${KUBE:-1}" = 1 ] || HELM=0
+release_tools_pid=""
+if [ "${DEB:-1}" = 1 ]; then
+  # nfpm and cyclonedx-gomod compile (or are found in the cache) while the servers start.
+  log "building the release tools in the background (log: /tmp/site-agent-release-tools.log)"
+  ./scripts/release/tools.sh >/tmp/site-agent-release-tools.log 2>&1 &
+  release_tools_pid=$!
+fi
 helm_pid=""
 if [ "${HELM:-1}" = 1 ]; then
   # Helm compiles while Kubernetes compiles (or its cached binaries are checked): both are Go
@@ -134,5 +148,14 @@ fi
 if [ "${VAULT:-1}" = 1 ]; then
   log "Vault ($(elapsed))"
   ./scripts/vault/test.sh
+fi
+if [ -n "$release_tools_pid" ]; then
+  log "packages ($(elapsed))"
+  if ! wait "$release_tools_pid"; then
+    tail -30 /tmp/site-agent-release-tools.log
+    echo "scripts/release/tools.sh failed" >&2
+    exit 1
+  fi
+  ./scripts/release/test-deb.sh
 fi
 log "done in $(elapsed)"

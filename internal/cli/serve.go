@@ -44,6 +44,7 @@ func serve(ctx context.Context, first *agent, reload func() (*agent, error), el 
 		}
 		first.log.Info("serving metrics and health", zap.String("address", bound.String()))
 	}
+	telemetry.FeedWatchdog(ctx, func() error { return current.Load().live() }, first.log)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

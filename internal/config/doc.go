@@ -4,7 +4,9 @@
 //
 // The top-level `upstreams` section (per-upstream timeout, retries and backoff; also
 // SITE_AGENT_UPSTREAMS_<NAME>_<KEY>) is read here into upstream.Settings; upstreams.vault is
-// merged into the vault section, which the secret resolver reads.
+// merged into the vault section, which the secret resolver reads. String values
+// `credential:<name>` are systemd credentials, read from $CREDENTIALS_DIRECTORY/<name>
+// (LoadCredential= in the unit) before vault: references are resolved.
 //
 // Invalid values are reported as one *Error naming the offering and the key, before any network
 // call. Keys the incumbent accepted but site-agent does not implement, and unknown keys, are

@@ -108,6 +108,10 @@ func Parse(path string, data []byte, opts Options) (*Config, []string, error) {
 		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 	}
+	if cerr := resolveCredentials(raw, environ); cerr != nil {
+		cerr.Path = path
+		return nil, nil, cerr
+	}
 	if rerr := resolveRefs(ctx, raw, opts.Resolver); rerr != nil {
 		rerr.Path = path
 		return nil, nil, rerr
