@@ -16,7 +16,13 @@ import (
 
 // secretResolver resolves vault: references in the configuration (through the top-level vault
 // section); a nil resolver would refuse references with a message naming the key.
-var secretResolver config.NewResolver = vault.NewResolver
+func secretResolver(section map[string]any) (config.Resolver, error) {
+	r, err := vault.NewResolver(section)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return r, nil
+}
 
 // periodEnv is the incumbent's environment variable for a mode's period, in (fractional) minutes.
 func periodEnv(mode string) string {

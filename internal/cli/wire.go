@@ -98,6 +98,8 @@ func build(cfg *config.Config, o buildOptions) (*agent, error) {
 	return a, nil
 }
 
+var _ backends.SecretStore = (*vault.Store)(nil)
+
 // secretStore builds the secrets store from the vault section (nil without one). It validates
 // the section and makes no network call.
 func secretStore(cfg *config.Config) (backends.SecretStore, error) {
