@@ -7,8 +7,8 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/events"
 	"github.com/waldur/site-agent/internal/modes"
+	"github.com/waldur/site-agent/internal/stomp"
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
@@ -69,7 +69,7 @@ func buildEvents(a *agent, cfg *config.Config, o buildOptions, sh *shared, p tas
 		offs = append(offs, eo)
 	}
 	opts := modes.EventOptions{DryRun: o.dryRun, HTTPClient: func(off config.Offering) *http.Client {
-		return events.NewHTTPClient(upstream.TransportOptions{VerifyTLS: off.VerifySSL, Proxy: cfg.GlobalProxy})
+		return stomp.NewHTTPClient(upstream.TransportOptions{VerifyTLS: off.VerifySSL, Proxy: cfg.GlobalProxy})
 	}}
 	ev, units := modes.NewEvents(p.env, p.registrar, offs, opts)
 	r := &modes.Runner{Env: p.env, Mode: ev, Units: units, Period: p.period, Timeout: p.timeout, Tick: p.tick,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/events"
+	"github.com/waldur/site-agent/internal/stomp"
 	"github.com/waldur/site-agent/internal/waldurclient"
 )
 
@@ -29,11 +29,11 @@ type EventOffering struct {
 // EventOptions tune the event mode.
 type EventOptions struct {
 	// HTTPClient returns the client for an offering's broker handshake (TLS verification and
-	// proxy); default: events.NewHTTPClient with the offering's verify_ssl.
+	// proxy); default: stomp.NewHTTPClient with the offering's verify_ssl.
 	HTTPClient func(config.Offering) *http.Client
-	// HeartBeat and Backoff are passed to every listener (zero: the events package defaults).
+	// HeartBeat and Backoff are passed to every listener (zero: the stomp package defaults).
 	HeartBeat time.Duration
-	Backoff   events.Backoff
+	Backoff   stomp.Backoff
 	// HealthEvery is how often Waldur is checked while events flow (default 30 min).
 	HealthEvery time.Duration
 	// DryRun subscribes to nothing (subscribing writes to Waldur); passes still read.
@@ -101,9 +101,9 @@ type eventOffering struct {
 
 	mu        sync.Mutex
 	started   bool
-	listeners map[string]*events.Listener // by object type
-	inflight  map[string]bool             // orders being handled by an event
-	finished  map[string]time.Time        // orders this process brought to a final state
+	listeners map[string]*stomp.Listener // by object type
+	inflight  map[string]bool            // orders being handled by an event
+	finished  map[string]time.Time       // orders this process brought to a final state
 }
 
 // RunOnce is the reconciliation: every open order, then every resource's membership.

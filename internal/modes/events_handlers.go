@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/waldur/site-agent/internal/events"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/stomp"
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
 
@@ -27,8 +27,8 @@ const (
 var errMalformed = errors.New("malformed event")
 
 // handler turns one event of typ into work on u (the side that owns typ).
-func (m *Events) handler(eo *eventOffering, u *Unit, typ string) events.Handler {
-	return func(ctx context.Context, msg events.Message) {
+func (m *Events) handler(eo *eventOffering, u *Unit, typ string) stomp.Handler {
+	return func(ctx context.Context, msg stomp.Message) {
 		result, err := m.dispatch(ctx, eo, u, typ, msg.Body)
 		log := u.Log.With(zap.String("object_type", typ))
 		switch result {

@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/waldur/site-agent/internal/events"
 	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/stomp"
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
@@ -56,7 +56,7 @@ func (m *Events) Listen(ctx context.Context, u *Unit) error {
 		return nil
 	}
 	types := m.objectTypes(stop, eo)
-	listeners := map[string]*events.Listener{}
+	listeners := map[string]*stomp.Listener{}
 	for _, typ := range types {
 		l, err := m.newListener(ctx, eo, identity, typ)
 		if err != nil {
@@ -125,21 +125,21 @@ func (m *Events) objectTypes(ctx context.Context, eo *eventOffering) []string {
 	return types
 }
 
-func (m *Events) newListener(work context.Context, eo *eventOffering, identity, typ string) (*events.Listener, error) {
+func (m *Events) newListener(work context.Context, eo *eventOffering, identity, typ string) (*stomp.Listener, error) {
 	u := eo.members
 	if typ == "order" {
 		u = eo.orders
 	}
 	off := u.Offering
-	hc := events.NewHTTPClient(upstream.TransportOptions{VerifyTLS: off.VerifySSL})
+	hc := stomp.NewHTTPClient(upstream.TransportOptions{VerifyTLS: off.VerifySSL})
 	if m.Options.HTTPClient != nil {
 		hc = m.Options.HTTPClient(off)
 	}
 	metrics := m.Env.Metrics
-	return events.NewListener(events.Options{
+	return stomp.NewListener(stomp.Options{
 		URL: off.Events.URL(), HTTPClient: hc, HeartBeat: m.Options.HeartBeat, Backoff: m.Options.Backoff,
 		Workers: m.Env.Concurrency, Name: typ, Logger: u.Log,
-		Prepare: func(ctx context.Context) (events.Session, error) { return m.prepare(ctx, u, identity, typ) },
+		Prepare: func(ctx context.Context) (stomp.Session, error) { return m.prepare(ctx, u, identity, typ) },
 		Handle:  m.handler(eo, u, typ),
 		OnState: func(connected bool) {
 			v := 0.0
@@ -156,20 +156,20 @@ func (m *Events) newListener(work context.Context, eo *eventOffering, identity, 
 // prepare registers the subscription for typ and its queue (both idempotent in Waldur), and
 // returns how to log in: the subscription is the broker user, the static token its password,
 // the Waldur user's UUID the virtual host.
-func (m *Events) prepare(ctx context.Context, u *Unit, identity, typ string) (events.Session, error) {
+func (m *Events) prepare(ctx context.Context, u *Unit, identity, typ string) (stomp.Session, error) {
 	desc := "Event subscription created by site-agent for identity agent-" + u.Offering.UUID
 	sub, err := u.Waldur.RegisterEventSubscription(ctx, identity, typ, desc)
 	if err != nil {
 		if failure.HasStatus(err, 404) {
 			m.Registrar.Forget(u.Offering.UUID) // the identity is gone: register it again next time
 		}
-		return events.Session{}, fmt.Errorf("register %s event subscription: %w", typ, err)
+		return stomp.Session{}, fmt.Errorf("register %s event subscription: %w", typ, err)
 	}
 	q, err := u.Waldur.CreateEventQueue(ctx, sub.UUID, u.Offering.UUID, typ)
 	if err != nil {
-		return events.Session{}, fmt.Errorf("create %s event queue: %w", typ, err)
+		return stomp.Session{}, fmt.Errorf("create %s event queue: %w", typ, err)
 	}
-	s := events.Session{VHost: hex(q.VHost), Login: hex(sub.UUID), Passcode: u.Offering.Token, Queue: q.QueueName}
+	s := stomp.Session{VHost: hex(q.VHost), Login: hex(sub.UUID), Passcode: u.Offering.Token, Queue: q.QueueName}
 	if s.VHost == "" {
 		s.VHost = hex(sub.UserUUID)
 	}

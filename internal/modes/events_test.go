@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/waldur/site-agent/internal/backends/inmemory"
-	"github.com/waldur/site-agent/internal/events"
 	"github.com/waldur/site-agent/internal/sim/stompsim"
 	"github.com/waldur/site-agent/internal/sim/waldursim"
+	"github.com/waldur/site-agent/internal/stomp"
 )
 
 // evRig is an in-process event_process agent: Waldur simulator → in-process STOMP broker →
@@ -44,7 +44,7 @@ func newEventRig(t *testing.T) *evRig {
 	reg := &Registrar{Env: f.env, Started: time.Now()}
 	m, units := NewEvents(f.env, reg, []EventOffering{{Offering: off, Waldur: f.unit.Waldur, Orders: f.unit.Backend,
 		Membership: f.unit.Backend, Log: f.unit.Log}}, EventOptions{HeartBeat: time.Second,
-		Backoff: events.Backoff{RefusedMin: 50 * time.Millisecond, RefusedMax: 200 * time.Millisecond}})
+		Backoff: stomp.Backoff{RefusedMin: 50 * time.Millisecond, RefusedMax: 200 * time.Millisecond}})
 	r := &evRig{flow: f, broker: broker, mode: m}
 	f.unit = units[0]
 	runner := &Runner{Env: f.env, Mode: m, Units: units, Period: time.Hour, Register: reg.Register, Grace: time.Second}
