@@ -37,7 +37,7 @@ func eventBackend(off config.Offering) (string, string) {
 // listener is disconnected.
 type eventTask struct {
 	*modes.Runner
-	events *modes.Events
+	events *modes.EventMode
 }
 
 // Ready implements the agent's readiness hook.
@@ -68,10 +68,10 @@ func buildEvents(a *agent, cfg *config.Config, o buildOptions, sh *shared, p tas
 		}
 		offs = append(offs, eo)
 	}
-	opts := modes.EventOptions{DryRun: o.dryRun, HTTPClient: func(off config.Offering) *http.Client {
+	opts := modes.EventModeOptions{DryRun: o.dryRun, HTTPClient: func(off config.Offering) *http.Client {
 		return stomp.NewHTTPClient(upstream.TransportOptions{VerifyTLS: off.VerifySSL, Proxy: cfg.GlobalProxy})
 	}}
-	ev, units := modes.NewEvents(p.env, p.registrar, offs, opts)
+	ev, units := modes.NewEventMode(p.env, p.registrar, offs, opts)
 	r := &modes.Runner{Env: p.env, Mode: ev, Units: units, Period: p.period, Timeout: p.timeout, Tick: p.tick,
 		Register: p.register, OnCycle: p.onCycle}
 	return eventTask{Runner: r, events: ev}, nil

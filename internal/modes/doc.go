@@ -2,7 +2,7 @@
 // bounded concurrency, timeouts, panic recovery, heartbeat and cycle metrics) drives a Mode's
 // RunOnce for every configured offering. The modes are order processing, membership sync and
 // usage reporting; each is fetch → plan (pure functions in plan.go) → apply → report. The
-// event mode (events*.go) is a Listener the Runner also starts once per offering: it turns
+// event mode (eventmode*.go) is a Listener the Runner also starts once per offering: it turns
 // Waldur's events into the same work through small entry points (Orders.ProcessOrder,
 // Membership.SyncResources), with orders and resources serialised per resource (locks.go), and
 // its RunOnce is the reconciliation.

@@ -26,8 +26,8 @@ type EventOffering struct {
 	Log        *zap.Logger
 }
 
-// EventOptions tune the event mode.
-type EventOptions struct {
+// EventModeOptions tune the event mode.
+type EventModeOptions struct {
 	// HTTPClient returns the client for an offering's broker handshake (TLS verification and
 	// proxy); default: stomp.NewHTTPClient with the offering's verify_ssl.
 	HTTPClient func(config.Offering) *http.Client
@@ -40,30 +40,30 @@ type EventOptions struct {
 	DryRun bool
 }
 
-// Events is the event_process mode. Per offering it keeps one listener per object type (order;
+// EventMode is the event_process mode. Per offering it keeps one listener per object type (order;
 // user_role, resource, service_account, course_account, offering_user and, from Waldur 8.0.9,
 // offering_resources_sync) and turns every event into the same work the polling modes do:
 // one order processed, the affected resources' membership synced. RunOnce is the periodic
 // reconciliation — an order pass and a membership pass — so that events lost while the broker
 // was unreachable are still handled; a listener that reconnects triggers its side's pass at
 // once. The Runner starts Listen once per offering.
-type Events struct {
+type EventMode struct {
 	Env        *Env
 	Registrar  *Registrar
 	Orders     *Orders
 	Membership *Membership
-	Options    EventOptions
+	Options    EventModeOptions
 
 	offerings map[*Unit]*eventOffering // by the runner's unit
 }
 
-// NewEvents builds the mode and the units the Runner runs it over (one per offering). It makes
+// NewEventMode builds the mode and the units the Runner runs it over (one per offering). It makes
 // no network call.
-func NewEvents(env *Env, reg *Registrar, offs []EventOffering, opts EventOptions) (*Events, []*Unit) {
+func NewEventMode(env *Env, reg *Registrar, offs []EventOffering, opts EventModeOptions) (*EventMode, []*Unit) {
 	if opts.HealthEvery <= 0 {
 		opts.HealthEvery = 30 * time.Minute
 	}
-	m := &Events{Env: env, Registrar: reg, Orders: &Orders{Env: env}, Membership: &Membership{Env: env},
+	m := &EventMode{Env: env, Registrar: reg, Orders: &Orders{Env: env}, Membership: &Membership{Env: env},
 		Options: opts, offerings: map[*Unit]*eventOffering{}}
 	var units []*Unit
 	for _, o := range offs {
@@ -89,7 +89,7 @@ func NewEvents(env *Env, reg *Registrar, offs []EventOffering, opts EventOptions
 }
 
 // Name implements Mode.
-func (*Events) Name() string { return "event_process" }
+func (*EventMode) Name() string { return "event_process" }
 
 // eventOffering is the event mode's state for one offering.
 type eventOffering struct {
@@ -107,7 +107,7 @@ type eventOffering struct {
 }
 
 // RunOnce is the reconciliation: every open order, then every resource's membership.
-func (m *Events) RunOnce(ctx context.Context, u *Unit) error {
+func (m *EventMode) RunOnce(ctx context.Context, u *Unit) error {
 	eo := m.offerings[u]
 	if eo == nil {
 		return fmt.Errorf("offering %s is not served by event_process", u.Offering.Name)
@@ -123,7 +123,7 @@ func (m *Events) RunOnce(ctx context.Context, u *Unit) error {
 }
 
 // Ready reports an error while any listener is not subscribed (for /readyz).
-func (m *Events) Ready() error {
+func (m *EventMode) Ready() error {
 	if m.Options.DryRun {
 		return nil
 	}
