@@ -59,15 +59,11 @@ func (a *agent) live() error {
 
 func (a *agent) ready() error {
 	for _, t := range a.tasks {
-		if s, ok := t.(interface{ Stuck() error }); ok {
-			if err := s.Stuck(); err != nil {
-				return err
-			}
+		if err := t.Stuck(); err != nil {
+			return err
 		}
-		if r, ok := t.(interface{ Ready() error }); ok { // event mode: every listener subscribed
-			if err := r.Ready(); err != nil {
-				return err
-			}
+		if err := t.Ready(); err != nil { // event mode: every listener subscribed
+			return err
 		}
 	}
 	a.mu.Lock()

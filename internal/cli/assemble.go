@@ -24,7 +24,7 @@ type shared struct {
 	backends map[string]backends.Set
 }
 
-// assemble builds one task per mode that at least one offering runs.
+// assemble builds one runner per mode that at least one offering runs.
 func (a *agent) assemble(cfg *config.Config, o buildOptions, env *modes.Env) error {
 	names, err := a.modesToRun(cfg, o.mode)
 	if err != nil {
@@ -33,7 +33,7 @@ func (a *agent) assemble(cfg *config.Config, o buildOptions, env *modes.Env) err
 	sh := &shared{reg: registry(), http: map[string]*http.Client{}, waldur: map[int]*waldurclient.Client{}, backends: map[string]backends.Set{}}
 	registrar := &modes.Registrar{Env: env, Started: time.Now()}
 	for _, name := range names {
-		spec, _ := lookupMode(name)
+		spec, _ := modes.Lookup(name)
 		units, err := a.modeUnits(cfg, o, spec, sh)
 		if err != nil {
 			return err
@@ -45,78 +45,67 @@ func (a *agent) assemble(cfg *config.Config, o buildOptions, env *modes.Env) err
 		menv := *env
 		menv.Mode = name
 		menv.Log = a.taskLog(o, name)
-		p := taskParams{env: &menv, units: units, period: period, timeout: cfg.CycleTimeout, tick: cfg.HeartbeatInterval,
-			onCycle: a.onCycle, registrar: registrar}
+		p := modes.TaskParams{Env: &menv, Units: units, Period: period, Timeout: cfg.CycleTimeout, Tick: cfg.HeartbeatInterval,
+			OnCycle: a.onCycle, Registrar: registrar, Config: cfg, DryRun: o.dryRun,
+			Backend: func(off config.Offering, key, name string) (backends.Set, error) {
+				return a.sharedBackend(off, o, key, name, sh)
+			}}
 		if !o.dryRun { // registration writes to Waldur
-			p.register = registrar.ForMode(name)
+			p.Register = registrar.ForMode(name)
 		}
-		if spec.build == nil {
-			a.tasks = append(a.tasks, spec.newTask(p))
-		} else if t, err := spec.build(a, cfg, o, sh, p); err != nil {
+		r, err := spec.New(p)
+		if err != nil {
 			return err
-		} else {
-			a.tasks = append(a.tasks, t)
 		}
+		a.tasks = append(a.tasks, r)
 		a.periods = append(a.periods, period)
 	}
 	if len(a.tasks) == 0 {
-		if o.mode == modeAll {
-			return &config.Error{Path: cfg.Path, Key: "offerings", Problem: "no offering sets order_processing_backend, membership_sync_backend or reporting_backend, so mode all has nothing to do"}
-		}
-		if err := servedByEvents(cfg, o.mode); err != nil {
-			return err
-		}
-		key, _ := backendKey(o.mode, config.Offering{})
-		return &config.Error{Path: cfg.Path, Key: key, Problem: fmt.Sprintf("no offering sets %s, so mode %s has nothing to do", key, o.mode)}
+		return modes.NothingToDo(cfg, o.mode)
 	}
 	return nil
 }
 
-// modesToRun lists the modes to start: the one asked for, or with -m all every registered mode
-// some offering configures. Modes an offering configures that this build does not have are
-// logged and not started.
+// modesToRun lists the modes to start: the one asked for, or with -m all every mode some
+// offering configures.
 func (a *agent) modesToRun(cfg *config.Config, mode string) ([]string, error) {
-	if mode != modeAll {
-		if _, ok := lookupMode(mode); !ok {
-			return nil, fmt.Errorf("unknown mode %q (choose %s or all)", mode, strings.Join(modeNames(), ", "))
+	if mode != modes.ModeAll {
+		if _, ok := modes.Lookup(mode); !ok {
+			return nil, fmt.Errorf("unknown mode %q (choose %s or all)", mode, strings.Join(modes.Names(), ", "))
 		}
 		return []string{mode}, nil
 	}
 	wanted := map[string]bool{}
 	for _, off := range cfg.Offerings {
-		for _, m := range offeringModes(off) {
-			if _, ok := lookupMode(m); !ok {
-				a.log.Warn("offering configures a mode this build does not run; not started", zap.String("offering", off.Name), zap.String("not_started", m))
-				continue
-			}
+		for _, m := range modes.OfferingModes(off) {
 			wanted[m] = true
 		}
 	}
 	var names []string
-	for _, s := range modeSpecs() {
-		if wanted[s.name] {
-			names = append(names, s.name)
+	for _, name := range modes.Names() {
+		if wanted[name] {
+			names = append(names, name)
 		}
 	}
 	return names, nil
 }
 
 // modeUnits pairs every offering that runs spec with its shared Waldur client and backend.
-func (a *agent) modeUnits(cfg *config.Config, o buildOptions, spec modeSpec, sh *shared) ([]*modes.Unit, error) {
+func (a *agent) modeUnits(cfg *config.Config, o buildOptions, spec modes.Spec, sh *shared) ([]*modes.Unit, error) {
 	var units []*modes.Unit
 	for _, off := range cfg.Offerings {
-		if why := skipReason(spec.name, off); why != "" {
-			if o.mode != modeAll {
-				a.log.Info(why, zap.String("offering", off.Name), zap.String("key", func() string { k, _ := spec.backend(off); return k }()))
+		key, name := spec.BackendKey(off)
+		if why := spec.Skip(off); why != "" {
+			if o.mode != modes.ModeAll {
+				a.log.Info(why, zap.String("offering", off.Name), zap.String("key", key))
 			}
 			continue
 		}
-		key, name := spec.backend(off)
 		set, err := a.sharedBackend(off, o, key, name, sh)
 		if err != nil {
 			return nil, err
 		}
-		if err := spec.role(set); err != nil {
+		if err := spec.Requires(set); err != nil {
 			return nil, &config.Error{Path: cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d].%s", off.Index, key), Problem: err.Error()}
 		}
 		wc := sh.waldur[off.Index]
@@ -126,7 +115,7 @@ func (a *agent) modeUnits(cfg *config.Config, o buildOptions, spec modeSpec, sh 
 			}
 			sh.waldur[off.Index] = wc
 		}
-		log := a.taskLog(o, spec.name).With(zap.String("offering", off.Name), zap.String("backend", name))
+		log := a.taskLog(o, spec.Name).With(zap.String("offering", off.Name), zap.String("backend", name))
 		units = append(units, &modes.Unit{Offering: off, Waldur: wc, Backend: set, Log: log})
 	}
 	return units, nil
@@ -134,7 +123,7 @@ func (a *agent) modeUnits(cfg *config.Config, o buildOptions, spec modeSpec, sh 
 
 // taskLog is the logger of one mode's work; with -m all it names the mode as "task".
 func (a *agent) taskLog(o buildOptions, mode string) *zap.Logger {
-	if o.mode == modeAll {
+	if o.mode == modes.ModeAll {
 		return a.log.With(zap.String("task", mode))
 	}
 	return a.log
@@ -156,12 +145,12 @@ func (a *agent) sharedBackend(off config.Offering, o buildOptions, key, name str
 
 // modePeriod is the mode's cycle period: as resolved by the command line (--period, else the
 // incumbent's environment variable), else --period for every mode, else the default.
-func modePeriod(spec modeSpec, o buildOptions) time.Duration {
-	if p, ok := o.periods[spec.name]; ok {
+func modePeriod(spec modes.Spec, o buildOptions) time.Duration {
+	if p, ok := o.periods[spec.Name]; ok {
 		return p
 	}
 	if o.period > 0 {
 		return o.period
 	}
-	return spec.period
+	return spec.Period
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/sim/scenario"
 	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
@@ -68,7 +67,7 @@ func BenchmarkCreateOrders(b *testing.B) {
 					bw.world.CreateOrder(fmt.Sprintf("r%04d", j), map[string]float64{"cpu": 2, "ram": 8})
 				}
 				a := bw.agent(b, "order_process")
-				a.tasks[0].(*modes.Runner).Register = nil // measured separately: once per process start
+				a.tasks[0].Register = nil // measured separately: once per process start
 				b.StartTimer()
 				start := time.Now()
 				if err := a.runOnce(context.Background()); err != nil {

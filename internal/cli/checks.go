@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
 
@@ -23,8 +24,8 @@ func checkConfigCmd(args []string, io IO) int {
 	return command(context.Background(), s, args, io, func(_ context.Context, inv *invocation) error {
 		reg := registry()
 		for _, off := range inv.cfg.Offerings {
-			for _, m := range modeNames() {
-				key, name := backendKey(m, off)
+			for _, spec := range modes.Specs() {
+				key, name := spec.BackendKey(off)
 				if name != "" && !reg.Has(name) {
 					return usageErr(fmt.Errorf("%s: offerings[%d].%s: unknown backend %q (available: %v)", off.Label(), off.Index, key, name, reg.Names()))
 				}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/vclusters"
 )
 
@@ -39,7 +40,7 @@ Usage:
   site-agent virtual-clusters [-c FILE]        run virtual clusters connected to Rancher (load testing)
   site-agent version
 %s
-Modes: order_process, membership_sync, report, event_process; all runs every mode the offerings configure in
+Modes: %s; all runs every mode the offerings configure in
 one process (one Waldur client per offering, shared backends). --leader-elect: of several
 replicas only the holder of a Kubernetes Lease works.
 Run 'site-agent COMMAND -h' for a command's flags.
@@ -103,5 +104,5 @@ func usageText(extra []Command) string {
 	for _, c := range extra {
 		lines += "  " + c.Usage + "\n"
 	}
-	return fmt.Sprintf(usage, lines)
+	return fmt.Sprintf(usage, lines, strings.Join(modes.Names(), ", "))
 }

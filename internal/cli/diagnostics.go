@@ -11,6 +11,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/waldurclient"
 )
@@ -134,8 +135,8 @@ func checkComponents(r *report, off config.Offering, o waldurclient.Offering) {
 func diagnoseBackends(ctx context.Context, r *report, off config.Offering, log *zap.Logger) {
 	reg := registry()
 	seen := map[string]bool{}
-	for _, m := range modeNames() {
-		key, name := backendKey(m, off)
+	for _, spec := range modes.Specs() {
+		key, name := spec.BackendKey(off)
 		if name == "" || seen[name] {
 			continue
 		}

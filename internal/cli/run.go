@@ -11,6 +11,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
 
@@ -24,14 +25,6 @@ func secretResolver(section map[string]any) (config.Resolver, error) {
 	return r, nil
 }
 
-// periodEnv is the incumbent's environment variable for a mode's period, in (fractional) minutes.
-func periodEnv(mode string) string {
-	if mode == "event_process" {
-		return "WALDUR_SITE_AGENT_RECONCILIATION_PERIOD_MINUTES"
-	}
-	return "WALDUR_SITE_AGENT_" + strings.ToUpper(mode) + "_PERIOD_MINUTES"
-}
-
 type runFlags struct {
 	mode, configFile, listen, logLevel string
 	once, dryRun                       bool
@@ -41,15 +34,15 @@ type runFlags struct {
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.mode, "m", "order_process", "mode: order_process, membership_sync, report, event_process, or all (every mode the offerings configure)")
-	fs.StringVar(&f.mode, "mode", "order_process", "same as -m")
+	fs.StringVar(&f.mode, "m", modes.ModeOrderProcess, "mode: "+strings.Join(modes.Names(), ", ")+", or all (every mode the offerings configure)")
+	fs.StringVar(&f.mode, "mode", modes.ModeOrderProcess, "same as -m")
 	fs.StringVar(&f.configFile, "c", "waldur-site-agent-config.yaml", "configuration file")
 	fs.StringVar(&f.configFile, "config-file", "waldur-site-agent-config.yaml", "same as -c")
 	fs.BoolVar(&f.once, "once", false, "run one cycle and exit; the exit code says whether it succeeded")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "read Waldur and backends but change nothing")
 	fs.StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (overrides listen_address)")
 	fs.StringVar(&f.logLevel, "log-level", "", "override log_level (debug, info, warning, error)")
-	fs.DurationVar(&f.period, "period", 0, "override the cycle period of every mode (e.g. 30s); default from "+periodEnv("MODE"))
+	fs.DurationVar(&f.period, "period", 0, "override the cycle period of every mode (e.g. 30s); default from WALDUR_SITE_AGENT_MODE_PERIOD_MINUTES")
 	f.leader.register(fs)
 }
 
@@ -94,34 +87,34 @@ func checkRun(f *runFlags, io IO) error {
 // modePeriods checks the mode and resolves the period of every mode it runs, before the
 // configuration is read.
 func modePeriods(f runFlags, environ func() []string) (map[string]time.Duration, error) {
-	var specs []modeSpec
-	switch spec, ok := lookupMode(f.mode); {
-	case f.mode == modeAll:
-		specs = modeSpecs()
+	var specs []modes.Spec
+	switch spec, ok := modes.Lookup(f.mode); {
+	case f.mode == modes.ModeAll:
+		specs = modes.Specs()
 	case ok:
-		specs = []modeSpec{spec}
+		specs = []modes.Spec{spec}
 	default:
-		return nil, fmt.Errorf("unknown mode %q (choose %s or all)", f.mode, strings.Join(modeNames(), ", "))
+		return nil, fmt.Errorf("unknown mode %q (choose %s or all)", f.mode, strings.Join(modes.Names(), ", "))
 	}
 	periods := map[string]time.Duration{}
 	for _, spec := range specs {
-		p, err := resolvePeriod(spec.name, spec.period, f.period, environ)
+		p, err := resolvePeriod(spec, f.period, environ)
 		if err != nil {
 			return nil, err
 		}
-		periods[spec.name] = p
+		periods[spec.Name] = p
 	}
 	return periods, nil
 }
 
-func resolvePeriod(mode string, def, flagValue time.Duration, environ func() []string) (time.Duration, error) {
+func resolvePeriod(spec modes.Spec, flagValue time.Duration, environ func() []string) (time.Duration, error) {
 	if flagValue < 0 {
 		return 0, errors.New("--period must be positive")
 	}
 	if flagValue > 0 {
 		return flagValue, nil
 	}
-	name := periodEnv(mode)
+	name := spec.PeriodEnv
 	for _, kv := range environ() {
 		if v, ok := strings.CutPrefix(kv, name+"="); ok {
 			minutes, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
@@ -131,7 +124,7 @@ func resolvePeriod(mode string, def, flagValue time.Duration, environ func() []s
 			return time.Duration(minutes * float64(time.Minute)), nil
 		}
 	}
-	return def, nil
+	return spec.Period, nil
 }
 
 // overrides are the configuration keys set by flags.

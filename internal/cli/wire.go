@@ -36,7 +36,7 @@ func registry() *backends.Registry {
 }
 
 type buildOptions struct {
-	mode     string // a registered mode, or modeAll
+	mode     string // a registered mode, or modes.ModeAll
 	dryRun   bool
 	period   time.Duration            // every mode's period when > 0 and periods has no entry
 	periods  map[string]time.Duration // per mode, resolved from --period and the environment
@@ -56,7 +56,7 @@ type agent struct {
 	log     *zap.Logger
 	metrics *telemetry.Metrics
 	hb      *telemetry.Heartbeat
-	tasks   []task
+	tasks   []*modes.Runner
 	periods []time.Duration
 	closers []backends.Closer
 	secrets backends.SecretStore // one per agent, shared by its backends; nil without a vault section

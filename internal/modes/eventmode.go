@@ -89,7 +89,7 @@ func NewEventMode(env *Env, reg *Registrar, offs []EventOffering, opts EventMode
 }
 
 // Name implements Mode.
-func (*EventMode) Name() string { return "event_process" }
+func (*EventMode) Name() string { return ModeEventProcess }
 
 // eventOffering is the event mode's state for one offering.
 type eventOffering struct {
