@@ -21,6 +21,9 @@ const (
 // Version is stamped at build time (-ldflags "-X github.com/waldur/site-agent/internal/cli.Version=…").
 var Version = "dev"
 
+// userAgent is what a one-off command sends to Waldur: site-agent-<command>/<version>.
+func userAgent(command string) string { return "site-agent-" + command + "/" + Version }
+
 // IO bundles the process's standard streams and environment.
 type IO struct {
 	Stdout  io.Writer
@@ -32,7 +35,7 @@ const usage = `site-agent connects a provider's infrastructure to the Waldur mar
 
 Usage:
   site-agent [-m MODE] [-c FILE] [--once] [--dry-run] [--listen ADDR] [--leader-elect]
-                                               run a mode (default order_process), or -m all
+                                               run a mode (default %s), or -m all
   site-agent diagnostics -c FILE [-m MODE]     check Waldur access and backends for every offering
   site-agent load-components -c FILE           create or update offering components in Waldur
   site-agent check-config -c FILE              validate the configuration file and show warnings
@@ -104,5 +107,5 @@ func usageText(extra []Command) string {
 	for _, c := range extra {
 		lines += "  " + c.Usage + "\n"
 	}
-	return fmt.Sprintf(usage, lines, strings.Join(modes.Names(), ", "))
+	return fmt.Sprintf(usage, modes.ModeOrderProcess, lines, strings.Join(modes.Names(), ", "))
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/modes"
@@ -56,7 +57,7 @@ func diagnosticsCmd(ctx context.Context, args []string, io IO) int {
 }
 
 func diagnoseWaldur(ctx context.Context, r *report, cfg *config.Config, off config.Offering, log *zap.Logger) {
-	c, err := newProbeClient(cfg, off, "diagnostics", log)
+	c, err := agent.ProbeClient(cfg, off, userAgent("diagnostics"), log)
 	if err != nil {
 		r.line(false, "waldur client", err.Error())
 		return
@@ -133,7 +134,7 @@ func checkComponents(r *report, off config.Offering, o waldurclient.Offering) {
 }
 
 func diagnoseBackends(ctx context.Context, r *report, off config.Offering, log *zap.Logger) {
-	reg := registry()
+	reg := agent.Backends()
 	seen := map[string]bool{}
 	for _, spec := range modes.Specs() {
 		key, name := spec.BackendKey(off)

@@ -1,4 +1,4 @@
-package cli
+package agent
 
 import (
 	"fmt"
@@ -25,12 +25,12 @@ type shared struct {
 }
 
 // assemble builds one runner per mode that at least one offering runs.
-func (a *agent) assemble(cfg *config.Config, o buildOptions, env *modes.Env) error {
-	names, err := a.modesToRun(cfg, o.mode)
+func (a *Agent) assemble(cfg *config.Config, o Options, env *modes.Env) error {
+	names, err := a.modesToRun(cfg, o.Mode)
 	if err != nil {
 		return err
 	}
-	sh := &shared{reg: registry(), http: map[string]*http.Client{}, waldur: map[int]*waldurclient.Client{}, backends: map[string]backends.Set{}}
+	sh := &shared{reg: Backends(), http: map[string]*http.Client{}, waldur: map[int]*waldurclient.Client{}, backends: map[string]backends.Set{}}
 	registrar := &modes.Registrar{Env: env, Started: time.Now()}
 	for _, name := range names {
 		spec, _ := modes.Lookup(name)
@@ -46,11 +46,11 @@ func (a *agent) assemble(cfg *config.Config, o buildOptions, env *modes.Env) err
 		menv.Mode = name
 		menv.Log = a.taskLog(o, name)
 		p := modes.TaskParams{Env: &menv, Units: units, Period: period, Timeout: cfg.CycleTimeout, Tick: cfg.HeartbeatInterval,
-			OnCycle: a.onCycle, Registrar: registrar, Config: cfg, DryRun: o.dryRun,
+			OnCycle: a.onCycle, Registrar: registrar, Config: cfg, DryRun: o.DryRun,
 			Backend: func(off config.Offering, key, name string) (backends.Set, error) {
 				return a.sharedBackend(off, o, key, name, sh)
 			}}
-		if !o.dryRun { // registration writes to Waldur
+		if !o.DryRun { // registration writes to Waldur
 			p.Register = registrar.ForMode(name)
 		}
 		r, err := spec.New(p)
@@ -61,14 +61,14 @@ func (a *agent) assemble(cfg *config.Config, o buildOptions, env *modes.Env) err
 		a.periods = append(a.periods, period)
 	}
 	if len(a.tasks) == 0 {
-		return modes.NothingToDo(cfg, o.mode)
+		return modes.NothingToDo(cfg, o.Mode)
 	}
 	return nil
 }
 
 // modesToRun lists the modes to start: the one asked for, or with -m all every mode some
 // offering configures.
-func (a *agent) modesToRun(cfg *config.Config, mode string) ([]string, error) {
+func (a *Agent) modesToRun(cfg *config.Config, mode string) ([]string, error) {
 	if mode != modes.ModeAll {
 		if _, ok := modes.Lookup(mode); !ok {
 			return nil, fmt.Errorf("unknown mode %q (choose %s or all)", mode, strings.Join(modes.Names(), ", "))
@@ -91,12 +91,12 @@ func (a *agent) modesToRun(cfg *config.Config, mode string) ([]string, error) {
 }
 
 // modeUnits pairs every offering that runs spec with its shared Waldur client and backend.
-func (a *agent) modeUnits(cfg *config.Config, o buildOptions, spec modes.Spec, sh *shared) ([]*modes.Unit, error) {
+func (a *Agent) modeUnits(cfg *config.Config, o Options, spec modes.Spec, sh *shared) ([]*modes.Unit, error) {
 	var units []*modes.Unit
 	for _, off := range cfg.Offerings {
 		key, name := spec.BackendKey(off)
 		if why := spec.Skip(off); why != "" {
-			if o.mode != modes.ModeAll {
+			if o.Mode != modes.ModeAll {
 				a.log.Info(why, zap.String("offering", off.Name), zap.String("key", key))
 			}
 			continue
@@ -122,15 +122,15 @@ func (a *agent) modeUnits(cfg *config.Config, o buildOptions, spec modes.Spec, s
 }
 
 // taskLog is the logger of one mode's work; with -m all it names the mode as "task".
-func (a *agent) taskLog(o buildOptions, mode string) *zap.Logger {
-	if o.mode == modes.ModeAll {
+func (a *Agent) taskLog(o Options, mode string) *zap.Logger {
+	if o.Mode == modes.ModeAll {
 		return a.log.With(zap.String("task", mode))
 	}
 	return a.log
 }
 
 // sharedBackend returns the offering's backend instance of that name, creating it on first use.
-func (a *agent) sharedBackend(off config.Offering, o buildOptions, key, name string, sh *shared) (backends.Set, error) {
+func (a *Agent) sharedBackend(off config.Offering, o Options, key, name string, sh *shared) (backends.Set, error) {
 	id := fmt.Sprintf("%d/%s", off.Index, name)
 	if set, ok := sh.backends[id]; ok {
 		return set, nil
@@ -145,12 +145,12 @@ func (a *agent) sharedBackend(off config.Offering, o buildOptions, key, name str
 
 // modePeriod is the mode's cycle period: as resolved by the command line (--period, else the
 // incumbent's environment variable), else --period for every mode, else the default.
-func modePeriod(spec modes.Spec, o buildOptions) time.Duration {
-	if p, ok := o.periods[spec.Name]; ok {
+func modePeriod(spec modes.Spec, o Options) time.Duration {
+	if p, ok := o.Periods[spec.Name]; ok {
 		return p
 	}
-	if o.period > 0 {
-		return o.period
+	if o.Period > 0 {
+		return o.Period
 	}
 	return spec.Period
 }

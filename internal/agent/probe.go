@@ -1,0 +1,33 @@
+package agent
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/upstream"
+	"github.com/waldur/site-agent/internal/waldurclient"
+)
+
+// ProbeClient builds a Waldur client for a one-off command (diagnostics, healthz,
+// load-components) with the offering's own credentials — static token or OIDC on every path —
+// and fewer retries than the agent's, unless upstreams.waldur sets them: a person is waiting.
+// userAgent names the command and version ("site-agent-healthz/1.2.3").
+func ProbeClient(cfg *config.Config, off config.Offering, userAgent string, log *zap.Logger) (*waldurclient.Client, error) {
+	up := cfg.Upstreams.Get(upstream.Waldur)
+	retry := up.RetryPolicy()
+	if up.Retries == nil {
+		retry.Max = 2 // a person is waiting
+	}
+	hc := waldurclient.NewHTTPClient(waldurclient.TransportOptions{VerifyTLS: off.VerifySSL, Proxy: cfg.GlobalProxy, Timeout: up.Timeout})
+	opts := waldurclient.Options{BaseURL: off.APIURL, Token: off.Token, HTTPClient: hc, Logger: log, UserAgent: userAgent, Retry: retry}
+	opts.OIDC = oidc(off)
+	return waldurclient.New(opts)
+}
+
+// oidc is the offering's client-credentials login (nil with a static token).
+func oidc(off config.Offering) *waldurclient.OIDCConfig {
+	if off.OIDC == nil {
+		return nil
+	}
+	return &waldurclient.OIDCConfig{TokenURL: off.OIDC.TokenURL, ClientID: off.OIDC.ClientID, ClientSecret: off.OIDC.ClientSecret}
+}
