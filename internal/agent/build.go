@@ -13,7 +13,7 @@ import (
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/backends/openstack"
 	"github.com/waldur/site-agent/internal/backends/rancher"
-	rke2wire "github.com/waldur/site-agent/internal/backends/rke2/wire"
+	rke2assembly "github.com/waldur/site-agent/internal/backends/rke2/assembly"
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/failure"
@@ -27,7 +27,7 @@ func Backends() *backends.Registry {
 	r.Register("inmemory", inmemory.New)
 	r.Register("openstack", openstack.New)
 	r.Register("rancher", rancher.New)
-	r.Register("rke2", rke2wire.New)
+	r.Register("rke2", rke2assembly.New)
 	return r
 }
 
