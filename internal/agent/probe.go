@@ -3,6 +3,7 @@ package agent
 import (
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/upstream"
 	"github.com/waldur/site-agent/internal/waldurclient"
@@ -22,6 +23,17 @@ func ProbeClient(cfg *config.Config, off config.Offering, userAgent string, log 
 	opts := waldurclient.Options{BaseURL: off.APIURL, Token: off.Token, HTTPClient: hc, Logger: log, UserAgent: userAgent, Retry: retry}
 	opts.OIDC = oidc(off)
 	return waldurclient.New(opts)
+}
+
+// ProbeBackend builds the offering's backend of that name, from reg, for a one-off check
+// (diagnostics): its roles, with no decorators. The caller closes it (Set.Closer).
+func ProbeBackend(reg *backends.Registry, off config.Offering, name string, log *zap.Logger) (backends.Set, error) {
+	b, _, err := reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings, Components: off.Components,
+		Logger: log.With(zap.String("offering", off.Name), zap.String("backend", name))})
+	if err != nil {
+		return backends.Set{}, err
+	}
+	return backends.RolesOf(name, b), nil
 }
 
 // oidc is the offering's client-credentials login (nil with a static token).

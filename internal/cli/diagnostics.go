@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/agent"
-	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/secret"
@@ -146,13 +145,11 @@ func diagnoseBackends(ctx context.Context, r *report, off config.Offering, log *
 			r.line(false, "backend "+name, fmt.Sprintf("%s: unknown backend (available: %v)", key, reg.Names()))
 			continue
 		}
-		b, _, err := reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings, Components: off.Components,
-			Logger: log.With(zap.String("offering", off.Name), zap.String("backend", name))})
+		set, err := agent.ProbeBackend(reg, off, name, log)
 		if err != nil {
 			r.line(false, "backend "+name, err.Error())
 			continue
 		}
-		set := backends.RolesOf(name, b)
 		if set.Pinger != nil {
 			err := set.Pinger.Ping(ctx)
 			r.line(err == nil, "backend "+name, "ping "+okText(err))
