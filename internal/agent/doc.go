@@ -14,5 +14,6 @@
 // agent on SIGHUP (keeping the running one when the new configuration is invalid) and, with a
 // leader elector (NewElector), works only while this replica holds the Lease.
 //
-// It knows nothing of flags, subcommands or exit codes (internal/cli) and never exits the process.
+// It parses no arguments and knows no subcommands or exit codes (internal/cli), and it never exits
+// the process.
 package agent

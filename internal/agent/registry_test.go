@@ -42,7 +42,7 @@ func variantConfig(w *scenario.World, url, line string) string {
 // an offering that runs it (as the Spec's Skip decides) -m NAME builds one runner of that name
 // with the Spec's period over the offering, and one pass of it succeeds against the Waldur
 // simulator; -m all starts exactly the modes the offering configures; the period variable is
-// read. Nothing here, in build or in cli names a mode (TestNoModeIsNamedOutsideTheRegistry), so
+// read. Nothing in this package or in cli names a mode (TestNoModeIsNamedOutsideTheRegistry), so
 // a new Spec needs no change outside internal/modes and internal/config.
 func TestEveryModeRunsFromTheRegistryAlone(t *testing.T) {
 	seen := map[string]bool{}
