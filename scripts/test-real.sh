@@ -114,7 +114,7 @@ if [ -n "$rmq_pid" ]; then
     exit 1
   fi
   tail -2 /tmp/site-agent-rabbitmq-up.log
-  packages+=(./internal/events/...)
+  packages+=(./internal/stomp/...)
   e2e+=(RealRabbitMQ)
 fi
 

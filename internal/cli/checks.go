@@ -9,7 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
 
@@ -21,10 +23,10 @@ func checkConfigCmd(args []string, io IO) int {
 	}
 	s := spec{name: "check-config", warnings: printWarnings}
 	return command(context.Background(), s, args, io, func(_ context.Context, inv *invocation) error {
-		reg := registry()
+		reg := agent.Backends()
 		for _, off := range inv.cfg.Offerings {
-			for _, m := range modeNames() {
-				key, name := backendKey(m, off)
+			for _, spec := range modes.Specs() {
+				key, name := spec.BackendKey(off)
 				if name != "" && !reg.Has(name) {
 					return usageErr(fmt.Errorf("%s: offerings[%d].%s: unknown backend %q (available: %v)", off.Label(), off.Index, key, name, reg.Names()))
 				}
@@ -58,7 +60,7 @@ func healthzCmd(ctx context.Context, args []string, io IO) int {
 	if *livenessOnly {
 		return healthResult(io, telemetry.CheckFile(path, time.Duration(*maxAge)*time.Second, time.Now()))
 	}
-	cfg, _, err := config.Load(*configFile, config.Options{Environ: io.Environ, Resolver: secretResolver})
+	cfg, _, err := config.Load(*configFile, config.Options{Environ: io.Environ, Resolver: agent.SecretResolver})
 	if err != nil {
 		return exitCode(io, usageErr(err))
 	}
@@ -70,7 +72,7 @@ func healthzCmd(ctx context.Context, args []string, io IO) int {
 	}
 	var lastErr error
 	for _, off := range cfg.Offerings {
-		c, err := newProbeClient(cfg, off, "healthz", zap.NewNop())
+		c, err := agent.ProbeClient(cfg, off, userAgent("healthz"), zap.NewNop())
 		if err == nil {
 			cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 			err = c.Ping(cctx)

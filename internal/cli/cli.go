@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/vclusters"
 )
 
@@ -20,6 +21,9 @@ const (
 // Version is stamped at build time (-ldflags "-X github.com/waldur/site-agent/internal/cli.Version=…").
 var Version = "dev"
 
+// userAgent is what a one-off command sends to Waldur: site-agent-<command>/<version>.
+func userAgent(command string) string { return "site-agent-" + command + "/" + Version }
+
 // IO bundles the process's standard streams and environment.
 type IO struct {
 	Stdout  io.Writer
@@ -31,7 +35,7 @@ const usage = `site-agent connects a provider's infrastructure to the Waldur mar
 
 Usage:
   site-agent [-m MODE] [-c FILE] [--once] [--dry-run] [--listen ADDR] [--leader-elect]
-                                               run a mode (default order_process), or -m all
+                                               run a mode (default %s), or -m all
   site-agent diagnostics -c FILE [-m MODE]     check Waldur access and backends for every offering
   site-agent load-components -c FILE           create or update offering components in Waldur
   site-agent check-config -c FILE              validate the configuration file and show warnings
@@ -39,7 +43,7 @@ Usage:
   site-agent virtual-clusters [-c FILE]        run virtual clusters connected to Rancher (load testing)
   site-agent version
 %s
-Modes: order_process, membership_sync, report, event_process; all runs every mode the offerings configure in
+Modes: %s; all runs every mode the offerings configure in
 one process (one Waldur client per offering, shared backends). --leader-elect: of several
 replicas only the holder of a Kubernetes Lease works.
 Run 'site-agent COMMAND -h' for a command's flags.
@@ -103,5 +107,5 @@ func usageText(extra []Command) string {
 	for _, c := range extra {
 		lines += "  " + c.Usage + "\n"
 	}
-	return fmt.Sprintf(usage, lines)
+	return fmt.Sprintf(usage, modes.ModeOrderProcess, lines, strings.Join(modes.Names(), ", "))
 }

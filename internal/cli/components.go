@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
 )
@@ -35,7 +36,7 @@ func loadComponentsCmd(ctx context.Context, args []string, io IO) int {
 // loadComponents creates or updates the offering's components; a failed component is
 // reported and counted in the returned error.
 func loadComponents(ctx context.Context, inv *invocation, off config.Offering, io IO) error {
-	c, err := newProbeClient(inv.cfg, off, "load-components", inv.log)
+	c, err := agent.ProbeClient(inv.cfg, off, userAgent("load-components"), inv.log)
 	if err != nil {
 		return err
 	}

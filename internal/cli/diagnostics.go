@@ -9,8 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/waldurclient"
 )
@@ -55,7 +56,7 @@ func diagnosticsCmd(ctx context.Context, args []string, io IO) int {
 }
 
 func diagnoseWaldur(ctx context.Context, r *report, cfg *config.Config, off config.Offering, log *zap.Logger) {
-	c, err := newProbeClient(cfg, off, "diagnostics", log)
+	c, err := agent.ProbeClient(cfg, off, userAgent("diagnostics"), log)
 	if err != nil {
 		r.line(false, "waldur client", err.Error())
 		return
@@ -132,10 +133,10 @@ func checkComponents(r *report, off config.Offering, o waldurclient.Offering) {
 }
 
 func diagnoseBackends(ctx context.Context, r *report, off config.Offering, log *zap.Logger) {
-	reg := registry()
+	reg := agent.Backends()
 	seen := map[string]bool{}
-	for _, m := range modeNames() {
-		key, name := backendKey(m, off)
+	for _, spec := range modes.Specs() {
+		key, name := spec.BackendKey(off)
 		if name == "" || seen[name] {
 			continue
 		}
@@ -144,13 +145,11 @@ func diagnoseBackends(ctx context.Context, r *report, off config.Offering, log *
 			r.line(false, "backend "+name, fmt.Sprintf("%s: unknown backend (available: %v)", key, reg.Names()))
 			continue
 		}
-		b, _, err := reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings, Components: off.Components,
-			Logger: log.With(zap.String("offering", off.Name), zap.String("backend", name))})
+		set, err := agent.ProbeBackend(reg, off, name, log)
 		if err != nil {
 			r.line(false, "backend "+name, err.Error())
 			continue
 		}
-		set := backends.RolesOf(name, b)
 		if set.Pinger != nil {
 			err := set.Pinger.Ping(ctx)
 			r.line(err == nil, "backend "+name, "ping "+okText(err))

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
@@ -107,7 +108,7 @@ func preamble(s spec, args []string, io IO) (*invocation, error) {
 	if s.overrides {
 		over = inv.flags.overrides()
 	}
-	cfg, warnings, err := config.Load(inv.flags.configFile, config.Options{Environ: io.Environ, Overrides: over, Resolver: secretResolver})
+	cfg, warnings, err := config.Load(inv.flags.configFile, config.Options{Environ: io.Environ, Overrides: over, Resolver: agent.SecretResolver})
 	if s.warnings != nil {
 		s.warnings(io, warnings)
 	}

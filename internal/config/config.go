@@ -55,7 +55,7 @@ type Offering struct {
 
 	StompEnabled               bool  // event_process serves this offering
 	StompMembershipSyncEnabled *bool // nil: follows StompEnabled
-	Events                     EventBroker
+	EventBroker                EventBroker
 
 	// Core keys from backend_settings.
 	AllocationPrefix         string

@@ -41,8 +41,8 @@ func parseOffering(i int, m map[string]any) (Offering, []string, *Error) {
 		r.fail("waldur_offering_uuid", "must be a UUID (32 hex digits, dashes optional), got %q", o.UUID)
 	}
 	parseAuth(r, &o)
-	parseEvents(r, &o)
-	warnings := append(ignoredOfferingKeys(r, o), checkEvents(r, o)...)
+	parseStompKeys(r, &o)
+	warnings := append(ignoredOfferingKeys(r, o), checkStompKeys(r, o)...)
 	parseCoreSettings(r, &o)
 	comps, cerr := parseComponents(r, r.mapping("backend_components"))
 	if r.err != nil {

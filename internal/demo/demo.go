@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/cli"
@@ -149,7 +150,7 @@ func (d *demo) stop() {
 // pass runs one cycle of a mode exactly as `site-agent -m MODE --once` would.
 func (d *demo) pass(ctx context.Context, mode string) error {
 	before := d.world.Sim.TotalCalls()
-	err := cli.PassOnce(ctx, d.cfg, mode, d.log, d.backend)
+	err := agent.RunOnceWithBackend(ctx, d.cfg, d.backend, agent.Options{Mode: mode, Logger: d.log, Version: cli.Version})
 	fmt.Fprintf(d.out, "   (%s pass: %d Waldur requests)\n", mode, d.world.Sim.TotalCalls()-before)
 	return err
 }

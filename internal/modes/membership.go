@@ -24,7 +24,7 @@ type Membership struct {
 }
 
 // Name implements Mode.
-func (*Membership) Name() string { return "membership_sync" }
+func (*Membership) Name() string { return ModeMembershipSync }
 
 // RunOnce syncs every OK or Erred resource of the offering that has a backend id.
 func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {

@@ -17,7 +17,7 @@ import (
 type Orders struct{ Env *Env }
 
 // Name implements Mode.
-func (*Orders) Name() string { return "order_process" }
+func (*Orders) Name() string { return ModeOrderProcess }
 
 // RunOnce lists the offering's open orders and works through them: orders of different
 // resources in parallel (bounded), orders of one resource in creation order.

@@ -24,7 +24,7 @@ type Report struct {
 }
 
 // Name implements Mode.
-func (*Report) Name() string { return "report" }
+func (*Report) Name() string { return ModeReport }
 
 // RunOnce reports usage of every OK or Erred resource with a backend id.
 func (m *Report) RunOnce(ctx context.Context, u *Unit) error {

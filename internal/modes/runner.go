@@ -36,6 +36,14 @@ type Runner struct {
 // Name is the mode's name.
 func (r *Runner) Name() string { return r.Mode.Name() }
 
+// Ready reports the mode's own readiness condition (see Readiness); nil for a mode without one.
+func (r *Runner) Ready() error {
+	if rd, ok := r.Mode.(Readiness); ok {
+		return rd.Ready()
+	}
+	return nil
+}
+
 // Run cycles until ctx is cancelled. The first cycle starts immediately; a Mode that is also a
 // Listener gets Listen started once per offering alongside. It returns nil on a clean stop.
 //

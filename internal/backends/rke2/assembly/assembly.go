@@ -1,8 +1,8 @@
-// Package wire assembles the rke2 backend from an offering's settings: the OpenStack side
+// Package assembly assembles the rke2 backend from an offering's settings: the OpenStack side
 // (novainfra), the Rancher side (rancherv1), the cluster Vault objects and, when Keycloak is
 // configured, team access. It is the registry's constructor for backend_type rke2 and makes
 // no network call.
-package wire
+package assembly
 
 import (
 	"time"

@@ -1,4 +1,4 @@
-// Package events is the agent's STOMP 1.2 client for Waldur's event queues, carried over a
+// Package stomp is the agent's STOMP 1.2 client for Waldur's event queues, carried over a
 // WebSocket to RabbitMQ's Web-STOMP plugin (go-stomp on top of coder/websocket's NetConn,
 // subprotocol v12.stomp).
 //
@@ -15,4 +15,4 @@
 //
 // The package knows nothing about Waldur objects or backends and never decides what a message
 // means; it must not import modes, waldurclient or backends.
-package events
+package stomp

@@ -1,4 +1,4 @@
-package events
+package stomp
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/go-stomp/stomp/v3"
+	gostomp "github.com/go-stomp/stomp/v3"
 	"github.com/go-stomp/stomp/v3/frame"
 )
 
@@ -35,8 +35,8 @@ func (e *RefusedError) Error() string {
 
 // conn is one live STOMP connection with its subscription.
 type conn struct {
-	stomp  *stomp.Conn
-	sub    *stomp.Subscription
+	stomp  *gostomp.Conn
+	sub    *gostomp.Subscription
 	cancel context.CancelFunc // ends the WebSocket
 	since  time.Time
 }
@@ -57,21 +57,21 @@ func dial(ctx context.Context, o Options, s Session) (*conn, error) {
 	lctx, lcancel := context.WithCancel(context.WithoutCancel(ctx))
 	nc := websocket.NetConn(lctx, ws, websocket.MessageText)
 	margin := min(5*time.Second, o.HeartBeat/2)
-	sc, err := stomp.ConnectWithContext(dctx, nc,
-		stomp.ConnOpt.AcceptVersion(stomp.V12),
-		stomp.ConnOpt.Host(s.VHost),
-		stomp.ConnOpt.Login(s.Login, s.Passcode.Reveal()),
-		stomp.ConnOpt.HeartBeat(o.HeartBeat, o.HeartBeat),
-		stomp.ConnOpt.HeartBeatError(margin),
-		stomp.ConnOpt.DisconnectReceiptTimeout(2*time.Second),
-		stomp.ConnOpt.Logger(stompLogger{o.Logger}))
+	sc, err := gostomp.ConnectWithContext(dctx, nc,
+		gostomp.ConnOpt.AcceptVersion(gostomp.V12),
+		gostomp.ConnOpt.Host(s.VHost),
+		gostomp.ConnOpt.Login(s.Login, s.Passcode.Reveal()),
+		gostomp.ConnOpt.HeartBeat(o.HeartBeat, o.HeartBeat),
+		gostomp.ConnOpt.HeartBeatError(margin),
+		gostomp.ConnOpt.DisconnectReceiptTimeout(2*time.Second),
+		gostomp.ConnOpt.Logger(stompLogger{o.Logger}))
 	if err != nil {
 		lcancel()
 		_ = nc.Close()
 		return nil, connectError(err)
 	}
-	sub, err := sc.Subscribe("/amq/queue/"+s.Queue, stomp.AckClientIndividual,
-		stomp.SubscribeOpt.Id(s.Queue), stomp.SubscribeOpt.Header("prefetch-count", strconv.Itoa(o.Prefetch)))
+	sub, err := sc.Subscribe("/amq/queue/"+s.Queue, gostomp.AckClientIndividual,
+		gostomp.SubscribeOpt.Id(s.Queue), gostomp.SubscribeOpt.Header("prefetch-count", strconv.Itoa(o.Prefetch)))
 	if err != nil {
 		_ = sc.MustDisconnect()
 		lcancel()
@@ -104,12 +104,12 @@ func streamError(err error) error {
 }
 
 // asStompError finds go-stomp's Error, which it returns both as a value and as a pointer.
-func asStompError(err error) *stomp.Error {
-	var p *stomp.Error
+func asStompError(err error) *gostomp.Error {
+	var p *gostomp.Error
 	if errors.As(err, &p) {
 		return p
 	}
-	var v stomp.Error
+	var v gostomp.Error
 	if errors.As(err, &v) {
 		return &v
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/waldur/site-agent/internal/backends/inmemory"
-	"github.com/waldur/site-agent/internal/events"
 	"github.com/waldur/site-agent/internal/sim/stompsim"
 	"github.com/waldur/site-agent/internal/sim/waldursim"
+	"github.com/waldur/site-agent/internal/stomp"
 )
 
 // evRig is an in-process event_process agent: Waldur simulator → in-process STOMP broker →
@@ -22,7 +22,7 @@ import (
 type evRig struct {
 	*flow
 	broker *stompsim.Broker
-	mode   *Events
+	mode   *EventMode
 	stop   context.CancelFunc
 	done   chan struct{}
 }
@@ -38,13 +38,13 @@ func newEventRig(t *testing.T) *evRig {
 	host, port, _ := net.SplitHostPort(bsrv.Listener.Addr().String())
 	off := f.unit.Offering
 	off.StompEnabled = true
-	off.Events.Host, off.Events.Path, off.Events.TLS = host, "/ws", false
-	off.Events.Port, _ = strconv.Atoi(port)
+	off.EventBroker.Host, off.EventBroker.Path, off.EventBroker.TLS = host, "/ws", false
+	off.EventBroker.Port, _ = strconv.Atoi(port)
 	f.env.Mode = "event_process"
 	reg := &Registrar{Env: f.env, Started: time.Now()}
-	m, units := NewEvents(f.env, reg, []EventOffering{{Offering: off, Waldur: f.unit.Waldur, Orders: f.unit.Backend,
-		Membership: f.unit.Backend, Log: f.unit.Log}}, EventOptions{HeartBeat: time.Second,
-		Backoff: events.Backoff{RefusedMin: 50 * time.Millisecond, RefusedMax: 200 * time.Millisecond}})
+	m, units := NewEventMode(f.env, reg, []EventOffering{{Offering: off, Waldur: f.unit.Waldur, Orders: f.unit.Backend,
+		Membership: f.unit.Backend, Log: f.unit.Log}}, EventModeOptions{HeartBeat: time.Second,
+		Backoff: stomp.Backoff{RefusedMin: 50 * time.Millisecond, RefusedMax: 200 * time.Millisecond}})
 	r := &evRig{flow: f, broker: broker, mode: m}
 	f.unit = units[0]
 	runner := &Runner{Env: f.env, Mode: m, Units: units, Period: time.Hour, Register: reg.Register, Grace: time.Second}

@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/waldur/site-agent/internal/events"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/stomp"
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
 
@@ -27,8 +27,8 @@ const (
 var errMalformed = errors.New("malformed event")
 
 // handler turns one event of typ into work on u (the side that owns typ).
-func (m *Events) handler(eo *eventOffering, u *Unit, typ string) events.Handler {
-	return func(ctx context.Context, msg events.Message) {
+func (m *EventMode) handler(eo *eventOffering, u *Unit, typ string) stomp.Handler {
+	return func(ctx context.Context, msg stomp.Message) {
 		result, err := m.dispatch(ctx, eo, u, typ, msg.Body)
 		log := u.Log.With(zap.String("object_type", typ))
 		switch result {
@@ -44,7 +44,7 @@ func (m *Events) handler(eo *eventOffering, u *Unit, typ string) events.Handler 
 	}
 }
 
-func (m *Events) dispatch(ctx context.Context, eo *eventOffering, u *Unit, typ string, body []byte) (string, error) {
+func (m *EventMode) dispatch(ctx context.Context, eo *eventOffering, u *Unit, typ string, body []byte) (string, error) {
 	switch typ {
 	case "order":
 		return m.onOrder(ctx, eo, u, body)
@@ -77,7 +77,7 @@ func (m *Events) dispatch(ctx context.Context, eo *eventOffering, u *Unit, typ s
 // onOrder processes one order. States that need no provider action are dropped before any
 // REST call, and so are events about an order this process is handling or has just finished
 // (the executing event that follows its own approval).
-func (m *Events) onOrder(ctx context.Context, eo *eventOffering, u *Unit, body []byte) (string, error) {
+func (m *EventMode) onOrder(ctx context.Context, eo *eventOffering, u *Unit, body []byte) (string, error) {
 	var ev struct {
 		OrderUUID  string `json:"order_uuid"`
 		OrderState string `json:"order_state"`
@@ -105,7 +105,7 @@ func (m *Events) onOrder(ctx context.Context, eo *eventOffering, u *Unit, body [
 // onRole syncs the resources a role change touches: the one named, or all of the project's.
 // The sync compares the whole team with the backend, so the event's own fields (granted,
 // role) are not trusted beyond saying where to look.
-func (m *Events) onRole(ctx context.Context, u *Unit, body []byte) (string, error) {
+func (m *EventMode) onRole(ctx context.Context, u *Unit, body []byte) (string, error) {
 	var ev struct {
 		ProjectUUID  string `json:"project_uuid"`
 		ResourceUUID string `json:"resource_uuid"`
@@ -125,7 +125,7 @@ func (m *Events) onRole(ctx context.Context, u *Unit, body []byte) (string, erro
 // onOfferingUser syncs the resources a user's offering account matters for: those named by
 // backend id, else every resource (the user's projects are not in the event). Attribute-only
 // changes need nothing: no backend here stores user attributes.
-func (m *Events) onOfferingUser(ctx context.Context, eo *eventOffering, u *Unit, body []byte) (string, error) {
+func (m *EventMode) onOfferingUser(ctx context.Context, eo *eventOffering, u *Unit, body []byte) (string, error) {
 	var ev struct {
 		Action     string   `json:"action"`
 		BackendIDs []string `json:"resource_backend_ids"`
@@ -163,7 +163,7 @@ func (m *Events) onOfferingUser(ctx context.Context, eo *eventOffering, u *Unit,
 
 // onForcedSync is Waldur's "sync resources" button: a full order pass and a full membership
 // pass (which also recreates backend objects that went missing).
-func (m *Events) onForcedSync(ctx context.Context, eo *eventOffering, u *Unit, body []byte) (string, error) {
+func (m *EventMode) onForcedSync(ctx context.Context, eo *eventOffering, u *Unit, body []byte) (string, error) {
 	var ev struct {
 		OfferingUUID string `json:"offering_uuid"`
 	}
@@ -178,7 +178,7 @@ func (m *Events) onForcedSync(ctx context.Context, eo *eventOffering, u *Unit, b
 	return outcome(errors.Join(errs...))
 }
 
-func (m *Events) syncResource(ctx context.Context, u *Unit, id string) (string, error) {
+func (m *EventMode) syncResource(ctx context.Context, u *Unit, id string) (string, error) {
 	r, err := u.Waldur.GetResource(ctx, id)
 	if err != nil {
 		return evFailed, fmt.Errorf("fetch resource: %w", err)
@@ -189,7 +189,7 @@ func (m *Events) syncResource(ctx context.Context, u *Unit, id string) (string, 
 	return outcome(m.Membership.SyncResources(ctx, u, []wc.Resource{r}))
 }
 
-func (m *Events) syncProject(ctx context.Context, u *Unit, project string) (string, error) {
+func (m *EventMode) syncProject(ctx context.Context, u *Unit, project string) (string, error) {
 	rs, err := u.Waldur.ListProjectResources(ctx, u.Offering.UUID, project, wc.ResourceOK, wc.ResourceErred)
 	if err != nil {
 		return evFailed, fmt.Errorf("list project resources: %w", err)

@@ -1,4 +1,4 @@
-package cli
+package agent
 
 import (
 	"strings"
@@ -25,7 +25,7 @@ func TestLiveFollowsHeartbeatInterval(t *testing.T) {
 		beatAt := time.Now().Add(-tc.age)
 		hb := telemetry.NewHeartbeatClock("", func() time.Time { return beatAt })
 		hb.Beat()
-		a := &agent{cfg: &config.Config{HeartbeatInterval: tc.interval}, hb: hb}
+		a := &Agent{cfg: &config.Config{HeartbeatInterval: tc.interval}, hb: hb}
 		err := a.live()
 		if (err != nil) != tc.wantErr {
 			t.Errorf("interval %s, last beat %s ago: live() = %v, want error %v", tc.interval, tc.age, err, tc.wantErr)
@@ -34,7 +34,7 @@ func TestLiveFollowsHeartbeatInterval(t *testing.T) {
 			t.Errorf("error %q does not say what is missing", err)
 		}
 	}
-	fresh := &agent{cfg: &config.Config{HeartbeatInterval: time.Second}, hb: telemetry.NewHeartbeat("")}
+	fresh := &Agent{cfg: &config.Config{HeartbeatInterval: time.Second}, hb: telemetry.NewHeartbeat("")}
 	if err := fresh.live(); err != nil {
 		t.Errorf("before the first beat: %v", err)
 	}

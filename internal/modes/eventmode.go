@@ -12,7 +12,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/events"
+	"github.com/waldur/site-agent/internal/stomp"
 	"github.com/waldur/site-agent/internal/waldurclient"
 )
 
@@ -26,44 +26,44 @@ type EventOffering struct {
 	Log        *zap.Logger
 }
 
-// EventOptions tune the event mode.
-type EventOptions struct {
+// EventModeOptions tune the event mode.
+type EventModeOptions struct {
 	// HTTPClient returns the client for an offering's broker handshake (TLS verification and
-	// proxy); default: events.NewHTTPClient with the offering's verify_ssl.
+	// proxy); default: stomp.NewHTTPClient with the offering's verify_ssl.
 	HTTPClient func(config.Offering) *http.Client
-	// HeartBeat and Backoff are passed to every listener (zero: the events package defaults).
+	// HeartBeat and Backoff are passed to every listener (zero: the stomp package defaults).
 	HeartBeat time.Duration
-	Backoff   events.Backoff
+	Backoff   stomp.Backoff
 	// HealthEvery is how often Waldur is checked while events flow (default 30 min).
 	HealthEvery time.Duration
 	// DryRun subscribes to nothing (subscribing writes to Waldur); passes still read.
 	DryRun bool
 }
 
-// Events is the event_process mode. Per offering it keeps one listener per object type (order;
+// EventMode is the event_process mode. Per offering it keeps one listener per object type (order;
 // user_role, resource, service_account, course_account, offering_user and, from Waldur 8.0.9,
 // offering_resources_sync) and turns every event into the same work the polling modes do:
 // one order processed, the affected resources' membership synced. RunOnce is the periodic
 // reconciliation — an order pass and a membership pass — so that events lost while the broker
 // was unreachable are still handled; a listener that reconnects triggers its side's pass at
 // once. The Runner starts Listen once per offering.
-type Events struct {
+type EventMode struct {
 	Env        *Env
 	Registrar  *Registrar
 	Orders     *Orders
 	Membership *Membership
-	Options    EventOptions
+	Options    EventModeOptions
 
 	offerings map[*Unit]*eventOffering // by the runner's unit
 }
 
-// NewEvents builds the mode and the units the Runner runs it over (one per offering). It makes
+// NewEventMode builds the mode and the units the Runner runs it over (one per offering). It makes
 // no network call.
-func NewEvents(env *Env, reg *Registrar, offs []EventOffering, opts EventOptions) (*Events, []*Unit) {
+func NewEventMode(env *Env, reg *Registrar, offs []EventOffering, opts EventModeOptions) (*EventMode, []*Unit) {
 	if opts.HealthEvery <= 0 {
 		opts.HealthEvery = 30 * time.Minute
 	}
-	m := &Events{Env: env, Registrar: reg, Orders: &Orders{Env: env}, Membership: &Membership{Env: env},
+	m := &EventMode{Env: env, Registrar: reg, Orders: &Orders{Env: env}, Membership: &Membership{Env: env},
 		Options: opts, offerings: map[*Unit]*eventOffering{}}
 	var units []*Unit
 	for _, o := range offs {
@@ -89,7 +89,7 @@ func NewEvents(env *Env, reg *Registrar, offs []EventOffering, opts EventOptions
 }
 
 // Name implements Mode.
-func (*Events) Name() string { return "event_process" }
+func (*EventMode) Name() string { return ModeEventProcess }
 
 // eventOffering is the event mode's state for one offering.
 type eventOffering struct {
@@ -101,13 +101,13 @@ type eventOffering struct {
 
 	mu        sync.Mutex
 	started   bool
-	listeners map[string]*events.Listener // by object type
-	inflight  map[string]bool             // orders being handled by an event
-	finished  map[string]time.Time        // orders this process brought to a final state
+	listeners map[string]*stomp.Listener // by object type
+	inflight  map[string]bool            // orders being handled by an event
+	finished  map[string]time.Time       // orders this process brought to a final state
 }
 
 // RunOnce is the reconciliation: every open order, then every resource's membership.
-func (m *Events) RunOnce(ctx context.Context, u *Unit) error {
+func (m *EventMode) RunOnce(ctx context.Context, u *Unit) error {
 	eo := m.offerings[u]
 	if eo == nil {
 		return fmt.Errorf("offering %s is not served by event_process", u.Offering.Name)
@@ -123,7 +123,7 @@ func (m *Events) RunOnce(ctx context.Context, u *Unit) error {
 }
 
 // Ready reports an error while any listener is not subscribed (for /readyz).
-func (m *Events) Ready() error {
+func (m *EventMode) Ready() error {
 	if m.Options.DryRun {
 		return nil
 	}

@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/waldur/site-agent/internal/events"
 	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/stomp"
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
@@ -41,7 +41,7 @@ const syncType = "offering_resources_sync"
 
 // Listen registers the offering's event subscriptions and keeps one listener per object type
 // until the run stops.
-func (m *Events) Listen(ctx context.Context, u *Unit) error {
+func (m *EventMode) Listen(ctx context.Context, u *Unit) error {
 	eo := m.offerings[u]
 	if eo == nil {
 		return fmt.Errorf("offering %s is not served by event_process", u.Offering.Name)
@@ -56,7 +56,7 @@ func (m *Events) Listen(ctx context.Context, u *Unit) error {
 		return nil
 	}
 	types := m.objectTypes(stop, eo)
-	listeners := map[string]*events.Listener{}
+	listeners := map[string]*stomp.Listener{}
 	for _, typ := range types {
 		l, err := m.newListener(ctx, eo, identity, typ)
 		if err != nil {
@@ -67,7 +67,7 @@ func (m *Events) Listen(ctx context.Context, u *Unit) error {
 	eo.mu.Lock()
 	eo.listeners, eo.started = listeners, true
 	eo.mu.Unlock()
-	u.Log.Info("listening for events", zap.Strings("object_types", types), zap.String("broker", u.Offering.Events.URL()))
+	u.Log.Info("listening for events", zap.Strings("object_types", types), zap.String("broker", u.Offering.EventBroker.URL()))
 	var wg sync.WaitGroup
 	for _, l := range listeners {
 		wg.Add(1)
@@ -80,7 +80,7 @@ func (m *Events) Listen(ctx context.Context, u *Unit) error {
 }
 
 // identity registers the agent identity, retrying with backoff until it works or the run stops.
-func (m *Events) identity(stop context.Context, u *Unit) (string, bool) {
+func (m *EventMode) identity(stop context.Context, u *Unit) (string, bool) {
 	for attempt := 0; ; attempt++ {
 		id, err := m.Registrar.Identity(stop, u)
 		if err == nil && id != "" {
@@ -103,7 +103,7 @@ func (m *Events) identity(stop context.Context, u *Unit) (string, bool) {
 }
 
 // objectTypes are the types this offering subscribes to.
-func (m *Events) objectTypes(ctx context.Context, eo *eventOffering) []string {
+func (m *EventMode) objectTypes(ctx context.Context, eo *eventOffering) []string {
 	var types []string
 	if eo.orders != nil {
 		types = append(types, orderTypes...)
@@ -125,21 +125,21 @@ func (m *Events) objectTypes(ctx context.Context, eo *eventOffering) []string {
 	return types
 }
 
-func (m *Events) newListener(work context.Context, eo *eventOffering, identity, typ string) (*events.Listener, error) {
+func (m *EventMode) newListener(work context.Context, eo *eventOffering, identity, typ string) (*stomp.Listener, error) {
 	u := eo.members
 	if typ == "order" {
 		u = eo.orders
 	}
 	off := u.Offering
-	hc := events.NewHTTPClient(upstream.TransportOptions{VerifyTLS: off.VerifySSL})
+	hc := stomp.NewHTTPClient(upstream.TransportOptions{VerifyTLS: off.VerifySSL})
 	if m.Options.HTTPClient != nil {
 		hc = m.Options.HTTPClient(off)
 	}
 	metrics := m.Env.Metrics
-	return events.NewListener(events.Options{
-		URL: off.Events.URL(), HTTPClient: hc, HeartBeat: m.Options.HeartBeat, Backoff: m.Options.Backoff,
+	return stomp.NewListener(stomp.Options{
+		URL: off.EventBroker.URL(), HTTPClient: hc, HeartBeat: m.Options.HeartBeat, Backoff: m.Options.Backoff,
 		Workers: m.Env.Concurrency, Name: typ, Logger: u.Log,
-		Prepare: func(ctx context.Context) (events.Session, error) { return m.prepare(ctx, u, identity, typ) },
+		Prepare: func(ctx context.Context) (stomp.Session, error) { return m.prepare(ctx, u, identity, typ) },
 		Handle:  m.handler(eo, u, typ),
 		OnState: func(connected bool) {
 			v := 0.0
@@ -156,20 +156,20 @@ func (m *Events) newListener(work context.Context, eo *eventOffering, identity, 
 // prepare registers the subscription for typ and its queue (both idempotent in Waldur), and
 // returns how to log in: the subscription is the broker user, the static token its password,
 // the Waldur user's UUID the virtual host.
-func (m *Events) prepare(ctx context.Context, u *Unit, identity, typ string) (events.Session, error) {
+func (m *EventMode) prepare(ctx context.Context, u *Unit, identity, typ string) (stomp.Session, error) {
 	desc := "Event subscription created by site-agent for identity agent-" + u.Offering.UUID
 	sub, err := u.Waldur.RegisterEventSubscription(ctx, identity, typ, desc)
 	if err != nil {
 		if failure.HasStatus(err, 404) {
 			m.Registrar.Forget(u.Offering.UUID) // the identity is gone: register it again next time
 		}
-		return events.Session{}, fmt.Errorf("register %s event subscription: %w", typ, err)
+		return stomp.Session{}, fmt.Errorf("register %s event subscription: %w", typ, err)
 	}
 	q, err := u.Waldur.CreateEventQueue(ctx, sub.UUID, u.Offering.UUID, typ)
 	if err != nil {
-		return events.Session{}, fmt.Errorf("create %s event queue: %w", typ, err)
+		return stomp.Session{}, fmt.Errorf("create %s event queue: %w", typ, err)
 	}
-	s := events.Session{VHost: hex(q.VHost), Login: hex(sub.UUID), Passcode: u.Offering.Token, Queue: q.QueueName}
+	s := stomp.Session{VHost: hex(q.VHost), Login: hex(sub.UUID), Passcode: u.Offering.Token, Queue: q.QueueName}
 	if s.VHost == "" {
 		s.VHost = hex(sub.UserUUID)
 	}
@@ -180,7 +180,7 @@ func (m *Events) prepare(ctx context.Context, u *Unit, identity, typ string) (ev
 }
 
 // reconcileSide runs, in the background, the pass covering typ's events.
-func (m *Events) reconcileSide(ctx context.Context, eo *eventOffering, typ string) {
+func (m *EventMode) reconcileSide(ctx context.Context, eo *eventOffering, typ string) {
 	if typ == "order" {
 		eo.ordersPass.trigger(ctx, &eo.bg, func(ctx context.Context) error {
 			return logged(eo.orders, "order reconciliation", m.Orders.RunOnce(ctx, eo.orders))
@@ -200,7 +200,7 @@ func logged(u *Unit, what string, err error) error {
 }
 
 // healthChecks checks Waldur every HealthEvery until stop, as the incumbent's event loop did.
-func (m *Events) healthChecks(stop context.Context, u *Unit) {
+func (m *EventMode) healthChecks(stop context.Context, u *Unit) {
 	t := time.NewTicker(m.Options.HealthEvery)
 	defer t.Stop()
 	for {

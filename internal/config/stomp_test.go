@@ -21,7 +21,7 @@ func TestEventBrokerDefaultsAndOverrides(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := cfg.Offerings[0]
-			if got := o.Events.URL(); got != c.url || !o.StompEnabled || o.MembershipPolling() {
+			if got := o.EventBroker.URL(); got != c.url || !o.StompEnabled || o.MembershipPolling() {
 				t.Errorf("url %q (want %q), enabled %v, polling %v", got, c.url, o.StompEnabled, o.MembershipPolling())
 			}
 			if len(warnings) != 0 {

@@ -1,4 +1,4 @@
-package cli
+package agent
 
 import (
 	"context"
@@ -14,19 +14,18 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 	"go.uber.org/zap"
 
-	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/leader"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
 
-// serve runs an agent until ctx is cancelled. SIGHUP re-reads the configuration (and its
+// Supervise runs an agent until ctx is cancelled. SIGHUP calls reload, which re-reads the configuration (and its
 // secret references) and swaps in a new agent; when the new configuration is invalid the
 // running agent carries on and the problem is logged. The metrics listener lives for the whole
 // process. With an elector the agent works only while this replica holds the lease; a standby
 // applies a SIGHUP at once too (so a broken file is reported when it is sent, not at the next
 // failover) and becomes leader with the configuration it last loaded.
-func serve(ctx context.Context, first *agent, reload func() (*agent, error), el *leader.Elector) error {
-	var current atomic.Pointer[agent]
+func Supervise(ctx context.Context, first *Agent, reload func() (*Agent, error), el *leader.Elector) error {
+	var current atomic.Pointer[Agent]
 	current.Store(first)
 	if addr := first.cfg.ListenAddress; addr != "" {
 		health := telemetry.Health{Live: func() error { return current.Load().live() }, Ready: func() error {
@@ -50,7 +49,7 @@ func serve(ctx context.Context, first *agent, reload func() (*agent, error), el 
 	defer signal.Stop(hup)
 	_, _ = daemon.SdNotify(false, daemon.SdNotifyReady)
 	defer daemon.SdNotify(false, daemon.SdNotifyStopping) //nolint:errcheck // best effort
-	defer func() { current.Load().close() }()
+	defer func() { current.Load().Close() }()
 	if el == nil {
 		return work(ctx, nil, &current, hup, reload)
 	}
@@ -69,7 +68,7 @@ func serve(ctx context.Context, first *agent, reload func() (*agent, error), el 
 
 // work runs the current agent until ctx (graceful) or fence (at once) is cancelled, swapping
 // in a new agent on each valid reload.
-func work(ctx, fence context.Context, current *atomic.Pointer[agent], hup <-chan os.Signal, reload func() (*agent, error)) error {
+func work(ctx, fence context.Context, current *atomic.Pointer[Agent], hup <-chan os.Signal, reload func() (*Agent, error)) error {
 	for {
 		a := current.Load()
 		actx, cancel := context.WithCancel(ctx)
@@ -83,7 +82,7 @@ func work(ctx, fence context.Context, current *atomic.Pointer[agent], hup <-chan
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			a.log.Warn("previous agent stopped with an error", zap.Error(err))
 		}
-		a.close()
+		a.Close()
 		current.Store(next)
 		next.log.Info("configuration reloaded")
 	}
@@ -91,8 +90,8 @@ func work(ctx, fence context.Context, current *atomic.Pointer[agent], hup <-chan
 
 // standbyReloads is the only reader of SIGHUP when an elector is used: the leader's work loop
 // gets the signal; a standby reloads at once and swaps the agent it will run when it leads.
-func standbyReloads(ctx context.Context, el *leader.Elector, current *atomic.Pointer[agent], swapping *sync.Mutex,
-	hup <-chan os.Signal, leaderHup chan<- os.Signal, reload func() (*agent, error)) {
+func standbyReloads(ctx context.Context, el *leader.Elector, current *atomic.Pointer[Agent], swapping *sync.Mutex,
+	hup <-chan os.Signal, leaderHup chan<- os.Signal, reload func() (*Agent, error)) {
 	for {
 		var sig os.Signal
 		select {
@@ -113,7 +112,7 @@ func standbyReloads(ctx context.Context, el *leader.Elector, current *atomic.Poi
 		if next, err := reload(); err != nil {
 			a.log.Error("reload failed; keeping the running configuration", zap.Error(err), zap.String("role", "standby"))
 		} else {
-			a.close()
+			a.Close()
 			current.Store(next)
 			next.log.Info("configuration reloaded", zap.String("role", "standby"))
 		}
@@ -134,7 +133,7 @@ func role(el *leader.Elector) string {
 
 // standbyHeartbeat keeps the liveness file fresh while this replica stands by (the runner
 // touches it while working).
-func standbyHeartbeat(ctx context.Context, el *leader.Elector, current *atomic.Pointer[agent]) {
+func standbyHeartbeat(ctx context.Context, el *leader.Elector, current *atomic.Pointer[Agent]) {
 	t := time.NewTicker(max(current.Load().cfg.HeartbeatInterval, time.Second))
 	defer t.Stop()
 	for {
@@ -151,7 +150,7 @@ func standbyHeartbeat(ctx context.Context, el *leader.Elector, current *atomic.P
 
 // waitForReload waits for the agent to stop (returns nil, its error) or for a valid reload
 // (returns the new agent; the caller stops the old one).
-func waitForReload(ctx context.Context, done chan error, hup <-chan os.Signal, a *agent, reload func() (*agent, error)) (*agent, error) {
+func waitForReload(ctx context.Context, done chan error, hup <-chan os.Signal, a *Agent, reload func() (*Agent, error)) (*Agent, error) {
 	for {
 		select {
 		case err := <-done:
@@ -166,17 +165,5 @@ func waitForReload(ctx context.Context, done chan error, hup <-chan os.Signal, a
 		case <-ctx.Done():
 			return nil, <-done
 		}
-	}
-}
-
-// reloader returns a function that loads the configuration again and builds a fresh agent.
-func reloader(f runFlags, o buildOptions, io IO) func() (*agent, error) {
-	return func() (*agent, error) {
-		cfg, warnings, err := config.Load(f.configFile, config.Options{Environ: io.Environ, Overrides: f.overrides(), Resolver: secretResolver})
-		if err != nil {
-			return nil, err
-		}
-		o.warnings = warnings
-		return build(cfg, o)
 	}
 }

@@ -1,8 +1,9 @@
-package cli
+package agent
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -38,18 +39,14 @@ func newBenchWorld(b *testing.B, concurrency int) *benchWorld {
 	return &benchWorld{world: w, cfg: cfg, be: be}
 }
 
-func (bw *benchWorld) agent(b *testing.B, mode string) *agent {
-	a, err := build(bw.cfg, buildOptions{mode: mode, period: time.Minute, stdout: discard{},
-		backendOverride: func(config.Offering) backends.Backend { return bw.be }})
+func (bw *benchWorld) agent(b *testing.B, mode string) *Agent {
+	a, err := Build(bw.cfg, Options{Mode: mode, Period: time.Minute, Stdout: io.Discard,
+		BackendOverride: func(config.Offering) backends.Backend { return bw.be }})
 	if err != nil {
 		b.Fatal(err)
 	}
 	return a
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // BenchmarkCreateOrders drains a backlog of 1,000 Create orders per iteration and reports Waldur
 // requests per order (amortised, registration excluded) and throughput. The simulator runs in
@@ -67,11 +64,11 @@ func BenchmarkCreateOrders(b *testing.B) {
 				for j := 0; j < backlog; j++ {
 					bw.world.CreateOrder(fmt.Sprintf("r%04d", j), map[string]float64{"cpu": 2, "ram": 8})
 				}
-				a := bw.agent(b, "order_process")
-				a.tasks[0].(*modes.Runner).Register = nil // measured separately: once per process start
+				a := bw.agent(b, modes.ModeOrderProcess)
+				a.tasks[0].Register = nil // measured separately: once per process start
 				b.StartTimer()
 				start := time.Now()
-				if err := a.runOnce(context.Background()); err != nil {
+				if err := a.RunOnce(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 				elapsed += time.Since(start)
@@ -94,14 +91,14 @@ func BenchmarkCreateOrders(b *testing.B) {
 // BenchmarkIdleCycle measures an order_process cycle with nothing to do (after registration).
 func BenchmarkIdleCycle(b *testing.B) {
 	bw := newBenchWorld(b, 8)
-	a := bw.agent(b, "order_process")
-	if err := a.runOnce(context.Background()); err != nil { // registers
+	a := bw.agent(b, modes.ModeOrderProcess)
+	if err := a.RunOnce(context.Background()); err != nil { // registers
 		b.Fatal(err)
 	}
 	bw.world.Sim.ResetCalls()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := a.runOnce(context.Background()); err != nil {
+		if err := a.RunOnce(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -114,17 +111,17 @@ func BenchmarkMembershipPass(b *testing.B) {
 	for j := 0; j < 500; j++ {
 		bw.world.CreateOrder(fmt.Sprintf("m%03d", j), map[string]float64{"cpu": 1})
 	}
-	if err := bw.agent(b, "order_process").runOnce(context.Background()); err != nil {
+	if err := bw.agent(b, modes.ModeOrderProcess).RunOnce(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	a := bw.agent(b, "membership_sync")
-	if err := a.runOnce(context.Background()); err != nil { // first pass: metadata, last_sync
+	a := bw.agent(b, modes.ModeMembershipSync)
+	if err := a.RunOnce(context.Background()); err != nil { // first pass: metadata, last_sync
 		b.Fatal(err)
 	}
 	bw.world.Sim.ResetCalls()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := a.runOnce(context.Background()); err != nil {
+		if err := a.RunOnce(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -138,17 +135,17 @@ func BenchmarkReportPass(b *testing.B) {
 		bw.world.CreateOrder(fmt.Sprintf("u%03d", j), map[string]float64{"cpu": 1, "ram": 4})
 	}
 	bw.be = inmemory.NewBackend(inmemory.Settings{UsageFraction: 0.5}, bw.cfg.Offerings[0].Components, nil)
-	if err := bw.agent(b, "order_process").runOnce(context.Background()); err != nil {
+	if err := bw.agent(b, modes.ModeOrderProcess).RunOnce(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	a := bw.agent(b, "report")
-	if err := a.runOnce(context.Background()); err != nil {
+	a := bw.agent(b, modes.ModeReport)
+	if err := a.RunOnce(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	bw.world.Sim.ResetCalls()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := a.runOnce(context.Background()); err != nil {
+		if err := a.RunOnce(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -26,11 +26,11 @@ func (e EventBroker) URL() string {
 	return (&url.URL{Scheme: scheme, Host: net.JoinHostPort(e.Host, strconv.Itoa(e.Port)), Path: e.Path}).String()
 }
 
-// parseEvents reads the event-mode keys. They are validated whenever they are set, so that a
+// parseStompKeys reads the event-mode keys. They are validated whenever they are set, so that a
 // typo is found before stomp_enabled is switched on. The incumbent's default port followed
 // verify_ssl (443 when certificates are verified, else 80); here it follows the scheme: 443
 // with TLS, 80 without.
-func parseEvents(r *reader, o *Offering) {
+func parseStompKeys(r *reader, o *Offering) {
 	o.StompEnabled = r.boolean("stomp_enabled", false)
 	o.StompMembershipSyncEnabled = r.optBool("stomp_membership_sync_enabled")
 	e := EventBroker{TLS: r.boolean("websocket_use_tls", true), Path: "/rmqws-stomp"}
@@ -68,11 +68,11 @@ func parseEvents(r *reader, o *Offering) {
 		}
 		e.Path = p
 	}
-	o.Events = e
+	o.EventBroker = e
 }
 
-// checkEvents rejects event settings that cannot work and warns about ones that do nothing.
-func checkEvents(r *reader, o Offering) []string {
+// checkStompKeys rejects event settings that cannot work and warns about ones that do nothing.
+func checkStompKeys(r *reader, o Offering) []string {
 	if o.StompEnabled && o.OIDC != nil && o.Token.IsZero() {
 		r.fail("waldur_api_token", "is required with stomp_enabled: the event broker takes the static token as the STOMP "+
 			"passcode (with OIDC alone the incumbent sent an empty passcode, which the broker refuses)")
