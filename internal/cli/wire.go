@@ -15,6 +15,7 @@ import (
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/backends/openstack"
 	"github.com/waldur/site-agent/internal/backends/rancher"
+	"github.com/waldur/site-agent/internal/backends/rancherkccrd"
 	rke2wire "github.com/waldur/site-agent/internal/backends/rke2/wire"
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
@@ -31,6 +32,7 @@ func registry() *backends.Registry {
 	r.Register("inmemory", inmemory.New)
 	r.Register("openstack", openstack.New)
 	r.Register("rancher", rancher.New)
+	r.Register(rancherkccrd.Name, rancherkccrd.New)
 	r.Register("rke2", rke2wire.New)
 	return r
 }
