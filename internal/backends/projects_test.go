@@ -26,7 +26,9 @@ func TestProjectSyncerDecorators(t *testing.T) {
 		t.Fatalf("roles %+v", set)
 	}
 	var ops []string
-	obs := func(op string, _ time.Duration, err error) { ops = append(ops, op+":"+map[bool]string{true: "ok", false: "err"}[err == nil]) }
+	obs := func(op string, _ time.Duration, err error) {
+		ops = append(ops, op+":"+map[bool]string{true: "ok", false: "err"}[err == nil])
+	}
 	wrapped := DryRun(Instrument(set, obs))
 	if !wrapped.Projects.WantsResourceGrants() {
 		t.Fatal("WantsResourceGrants lost by the decorators")
