@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -43,7 +44,14 @@ type crClient struct {
 	g         *kubeapi.Group
 	ns        string
 	conflicts atomic.Int64 // 409 answers to updates, for tests and logs
+	// written remembers, per name, the spec last written and the spec the API server stored
+	// for it (it adds the CRD's defaults), so a spec that only differs by those defaults is not
+	// written again on every pass.
+	written sync.Map
 }
+
+// writtenSpec is a spec the agent wrote and the spec stored, as canonical JSON.
+type writtenSpec struct{ sent, stored string }
 
 func newCRClient(cfg *rest.Config, ns string, retry upstream.RetryPolicy, log *zap.Logger) (*crClient, error) {
 	cfg = rest.CopyConfig(cfg)
@@ -176,12 +184,16 @@ func (k *crClient) apply(ctx context.Context, d desired, dryRun bool) (*unstruct
 			if isStatus(err, http.StatusConflict) {
 				continue // created by someone else meanwhile: read it and replace
 			}
+			k.remember(d.name, specMap, out)
 			return out, err
 		}
 		if err != nil {
 			return nil, err
 		}
 		next, changed := merged(live, d, specMap)
+		if changed && hasLabels(live, d.labels) && k.storedAsWritten(d.name, specMap, live) {
+			changed = false
+		}
 		if !changed || dryRun {
 			return live, nil
 		}
@@ -190,9 +202,45 @@ func (k *crClient) apply(ctx context.Context, d desired, dryRun bool) (*unstruct
 			k.conflicts.Add(1)
 			continue
 		}
+		k.remember(d.name, specMap, out)
 		return out, err
 	}
 	return nil, failure.Transient(fmt.Errorf("update %s/%s: changed by another writer %d times in a row", crResource, d.name, applyAttempts))
+}
+
+// remember records what the API server stored for the spec just written.
+func (k *crClient) remember(name string, sent map[string]any, out *unstructured.Unstructured) {
+	if out == nil {
+		return
+	}
+	k.written.Store(name, writtenSpec{sent: canonical(sent), stored: canonical(out.Object["spec"])})
+}
+
+// storedAsWritten reports whether the live spec is what the API server stored for the same
+// desired spec the last time this process wrote it: nothing to write.
+func (k *crClient) storedAsWritten(name string, sent map[string]any, live *unstructured.Unstructured) bool {
+	w, ok := k.written.Load(name)
+	return ok && w.(writtenSpec).sent == canonical(sent) && w.(writtenSpec).stored == canonical(live.Object["spec"])
+}
+
+func hasLabels(obj *unstructured.Unstructured, want map[string]string) bool {
+	have := obj.GetLabels()
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// canonical is v as JSON with sorted keys ("" when it cannot be encoded).
+func canonical(v any) string {
+	m, err := jsonMap(map[string]any{"v": v})
+	if err != nil {
+		return ""
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 func newObject(d desired, specMap map[string]any) *unstructured.Unstructured {
