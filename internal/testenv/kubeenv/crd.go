@@ -60,4 +60,3 @@ func established(body []byte) bool {
 	}
 	return false
 }
-
