@@ -34,29 +34,7 @@ func TestVersionAtLeast(t *testing.T) {
 // The resource-project calls against the simulator, which validates them against the contract
 // addendum: every page is read, and the writes land.
 func TestResourceProjectCalls(t *testing.T) {
-	sim := waldursim.New(waldursim.Options{Version: waldursim.AddendumVersion})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { sim.AssertNoViolations(t) })
-	cust := sim.AddCustomer(waldursim.Customer{Name: "Org"})
-	off := sim.AddOffering(waldursim.Offering{Name: "Rancher", CustomerUUID: cust.UUID,
-		PluginOptions: map[string]any{"enable_membership_sync_status": true}})
-	proj := sim.AddProject(waldursim.Project{Name: "P", CustomerUUID: cust.UUID})
-	res := sim.AddResource(waldursim.Resource{Name: "cluster", OfferingUUID: off.UUID, ProjectUUID: proj.UUID, BackendID: "c-m-1"})
-	var users []waldursim.User
-	for _, n := range []string{"ann", "ben"} {
-		users = append(users, sim.AddUser(waldursim.User{Username: n, FullName: n}))
-	}
-	var rps []waldursim.ResourceProject
-	for i := range 305 { // more than one page of 300
-		rps = append(rps, sim.AddResourceProject(waldursim.ResourceProject{ResourceUUID: res.UUID, Name: "rp" + string(rune('a'+i%26)),
-			Limits: map[string]any{"cpu": 2000}}))
-	}
-	for i := range 301 {
-		u := sim.AddUser(waldursim.User{Username: "u" + time.Duration(i).String(), FullName: "x"})
-		sim.GrantRole(rps[0].UUID, u.UUID, "project_member")
-	}
-	sim.GrantRole(res.UUID, users[1].UUID, "resource_admin")
+	sim, srv, res, users, rps := seedResourceProjects(t)
 	c, err := New(Options{BaseURL: srv.URL, Token: secret.New("test-token")})
 	if err != nil {
 		t.Fatal(err)
@@ -97,4 +75,33 @@ func TestResourceProjectCalls(t *testing.T) {
 	if v, err := c.Version(ctx); err != nil || v != waldursim.AddendumVersion {
 		t.Fatalf("version %q %v", v, err)
 	}
+}
+
+// seedResourceProjects is a simulator with a resource of 305 resource projects, the first with
+// 301 members, and a resource-level role of "ben".
+func seedResourceProjects(t *testing.T) (*waldursim.Server, *httptest.Server, waldursim.Resource, []waldursim.User, []waldursim.ResourceProject) {
+	sim := waldursim.New(waldursim.Options{Version: waldursim.AddendumVersion})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { sim.AssertNoViolations(t) })
+	cust := sim.AddCustomer(waldursim.Customer{Name: "Org"})
+	off := sim.AddOffering(waldursim.Offering{Name: "Rancher", CustomerUUID: cust.UUID,
+		PluginOptions: map[string]any{"enable_membership_sync_status": true}})
+	proj := sim.AddProject(waldursim.Project{Name: "P", CustomerUUID: cust.UUID})
+	res := sim.AddResource(waldursim.Resource{Name: "cluster", OfferingUUID: off.UUID, ProjectUUID: proj.UUID, BackendID: "c-m-1"})
+	var users []waldursim.User
+	for _, n := range []string{"ann", "ben"} {
+		users = append(users, sim.AddUser(waldursim.User{Username: n, FullName: n}))
+	}
+	var rps []waldursim.ResourceProject
+	for i := range 305 { // more than one page of 300
+		rps = append(rps, sim.AddResourceProject(waldursim.ResourceProject{ResourceUUID: res.UUID, Name: "rp" + string(rune('a'+i%26)),
+			Limits: map[string]any{"cpu": 2000}}))
+	}
+	for i := range 301 {
+		u := sim.AddUser(waldursim.User{Username: "u" + time.Duration(i).String(), FullName: "x"})
+		sim.GrantRole(rps[0].UUID, u.UUID, "project_member")
+	}
+	sim.GrantRole(res.UUID, users[1].UUID, "resource_admin")
+	return sim, srv, res, users, rps
 }

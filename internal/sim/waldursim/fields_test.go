@@ -12,9 +12,7 @@ import (
 // value, except the documented unmodelled ones, which are refused up front.
 func TestEverySelectableFieldIsRendered(t *testing.T) {
 	w := newWorld(t, Options{Version: AddendumVersion})
-	rp := w.sim.AddResourceProject(ResourceProject{ResourceUUID: w.resource.UUID, Name: "web"})
-	w.sim.GrantRole(rp.UUID, w.users[0].UUID, "project_member")
-	w.sim.GrantRole(w.resource.UUID, w.users[1].UUID, "resource_admin")
+	rp := w.grantedProject()
 	o := w.sim.AddOrder(Order{OfferingUUID: offeringID, ProjectUUID: projectID, PlanUUID: planID, ResourceName: "x"})
 	w.sim.AddComponentUsage(ComponentUsage{ResourceUUID: w.resource.UUID, Type: "cpu", Amount: 1,
 		UserUsages: []UserUsage{{Username: "a", Usage: 1}}})
@@ -73,4 +71,12 @@ func TestEverySelectableFieldIsRendered(t *testing.T) {
 		t.Errorf("%d unmodelled-field refusals, want %d", unmodelled, 3*len(resourceUnmodelled))
 	}
 	t.Logf("%d field selections checked", requests)
+}
+
+// grantedProject adds a resource project with one grant, and a grant on the resource.
+func (w *world) grantedProject() ResourceProject {
+	rp := w.sim.AddResourceProject(ResourceProject{ResourceUUID: w.resource.UUID, Name: "web"})
+	w.sim.GrantRole(rp.UUID, w.users[0].UUID, "project_member")
+	w.sim.GrantRole(w.resource.UUID, w.users[1].UUID, "resource_admin")
+	return rp
 }
