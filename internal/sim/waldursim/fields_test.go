@@ -12,7 +12,6 @@ import (
 // value, except the documented unmodelled ones, which are refused up front.
 func TestEverySelectableFieldIsRendered(t *testing.T) {
 	w := newWorld(t, Options{Version: AddendumVersion})
-	rp := w.grantedProject()
 	o := w.sim.AddOrder(Order{OfferingUUID: offeringID, ProjectUUID: projectID, PlanUUID: planID, ResourceName: "x"})
 	w.sim.AddComponentUsage(ComponentUsage{ResourceUUID: w.resource.UUID, Type: "cpu", Amount: 1,
 		UserUsages: []UserUsage{{Username: "a", Usage: 1}}})
@@ -32,7 +31,7 @@ func TestEverySelectableFieldIsRendered(t *testing.T) {
 		"marketplace_component_usages_list":                      "/api/marketplace-component-usages/",
 		"marketplace_component_user_usages_list":                 "/api/marketplace-component-user-usages/",
 		"projects_list":                                          "/api/projects/",
-		"marketplace_provider_resource_projects_list_users_list": "/api/marketplace-provider-resource-projects/" + rp.UUID + "/list_users/",
+		"marketplace_provider_resource_projects_list_users_list": "/api/marketplace-provider-resource-projects/" + w.grantedProject().UUID + "/list_users/",
 		"marketplace_provider_resources_list_users_list":         "/api/marketplace-provider-resources/" + w.resource.UUID + "/list_users/",
 	}
 	requests := 0
