@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -44,14 +43,8 @@ type crClient struct {
 	g         *kubeapi.Group
 	ns        string
 	conflicts atomic.Int64 // 409 answers to updates, for tests and logs
-	// written remembers, per name, the spec last written and the spec the API server stored
-	// for it (it adds the CRD's defaults), so a spec that only differs by those defaults is not
-	// written again on every pass.
-	written sync.Map
+	writes    atomic.Int64 // creates and updates sent
 }
-
-// writtenSpec is a spec the agent wrote and the spec stored, as canonical JSON.
-type writtenSpec struct{ sent, stored string }
 
 func newCRClient(cfg *rest.Config, ns string, retry upstream.RetryPolicy, log *zap.Logger) (*crClient, error) {
 	cfg = rest.CopyConfig(cfg)
@@ -86,6 +79,7 @@ func (k *crClient) get(ctx context.Context, name string) (*unstructured.Unstruct
 }
 
 func (k *crClient) create(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	k.writes.Add(1)
 	body, err := json.Marshal(obj.Object)
 	if err != nil {
 		return nil, err
@@ -99,6 +93,7 @@ func (k *crClient) create(ctx context.Context, obj *unstructured.Unstructured) (
 }
 
 func (k *crClient) update(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	k.writes.Add(1)
 	body, err := json.Marshal(obj.Object)
 	if err != nil {
 		return nil, err
@@ -184,16 +179,12 @@ func (k *crClient) apply(ctx context.Context, d desired, dryRun bool) (*unstruct
 			if isStatus(err, http.StatusConflict) {
 				continue // created by someone else meanwhile: read it and replace
 			}
-			k.remember(d.name, specMap, out)
 			return out, err
 		}
 		if err != nil {
 			return nil, err
 		}
 		next, changed := merged(live, d, specMap)
-		if changed && hasLabels(live, d.labels) && k.storedAsWritten(d.name, specMap, live) {
-			changed = false
-		}
 		if !changed || dryRun {
 			return live, nil
 		}
@@ -202,45 +193,9 @@ func (k *crClient) apply(ctx context.Context, d desired, dryRun bool) (*unstruct
 			k.conflicts.Add(1)
 			continue
 		}
-		k.remember(d.name, specMap, out)
 		return out, err
 	}
 	return nil, failure.Transient(fmt.Errorf("update %s/%s: changed by another writer %d times in a row", crResource, d.name, applyAttempts))
-}
-
-// remember records what the API server stored for the spec just written.
-func (k *crClient) remember(name string, sent map[string]any, out *unstructured.Unstructured) {
-	if out == nil {
-		return
-	}
-	k.written.Store(name, writtenSpec{sent: canonical(sent), stored: canonical(out.Object["spec"])})
-}
-
-// storedAsWritten reports whether the live spec is what the API server stored for the same
-// desired spec the last time this process wrote it: nothing to write.
-func (k *crClient) storedAsWritten(name string, sent map[string]any, live *unstructured.Unstructured) bool {
-	w, ok := k.written.Load(name)
-	return ok && w.(writtenSpec).sent == canonical(sent) && w.(writtenSpec).stored == canonical(live.Object["spec"])
-}
-
-func hasLabels(obj *unstructured.Unstructured, want map[string]string) bool {
-	have := obj.GetLabels()
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-// canonical is v as JSON with sorted keys ("" when it cannot be encoded).
-func canonical(v any) string {
-	m, err := jsonMap(map[string]any{"v": v})
-	if err != nil {
-		return ""
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
 }
 
 func newObject(d desired, specMap map[string]any) *unstructured.Unstructured {
@@ -267,12 +222,76 @@ func merged(live *unstructured.Unstructured, d desired, specMap map[string]any) 
 	}
 	next.SetLabels(labels)
 	liveSpec, _ := jsonMap(live.Object["spec"])
-	if !reflect.DeepEqual(liveSpec, specMap) {
+	if !matches(liveSpec, specMap) {
 		changed = true
 	}
 	next.Object["spec"] = specMap
 	delete(next.Object, "status")
 	return next, changed
+}
+
+// matches reports whether a live value is what the agent wants: every wanted key has a matching
+// value, and the live keys the agent does not write hold only zero values ("", false, 0, empty),
+// which is what the API server fills in from the CRD's defaults. A live key with a value is
+// someone's change: the spec is written again (and the key goes).
+func matches(live, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, lv := range l {
+			if wv, wanted := w[k]; wanted {
+				if !matches(lv, wv) {
+					return false
+				}
+			} else if !zero(lv) {
+				return false
+			}
+		}
+		for k := range w {
+			if _, has := l[k]; !has {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !matches(l[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(live, want)
+}
+
+func zero(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case bool:
+		return !x
+	case float64:
+		return x == 0
+	case map[string]any:
+		for _, e := range x {
+			if !zero(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		return len(x) == 0
+	}
+	return false
 }
 
 // jsonMap is v as a JSON object decoded the way the agent compares objects (numbers float64).

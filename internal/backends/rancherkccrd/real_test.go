@@ -63,7 +63,7 @@ func TestSyncAgainstAKubeAPIServer(t *testing.T) {
 	c.operator("adamas-bbbbbbbb", map[string]any{"phase": "Error", "conditions": []any{
 		map[string]any{"type": "RancherProjectReady", "status": "True"},
 		map[string]any{"type": "KeycloakGroupsReady", "status": false, "message": "Keycloak unreachable"}}})
-	genA := c.get("adamas-aaaaaaaa").GetGeneration()
+	genA, writes := c.get("adamas-aaaaaaaa").GetGeneration(), b.kube.writes.Load()
 	rep = sync1(t, b, req)
 	if d := cmp.Diff(map[string]string{"ann/project_member": "synced", "bob/project_admin": "missing_in_idp", "cid/project_member": "error"},
 		statesOf(rep)); d != "" {
@@ -72,8 +72,13 @@ func TestSyncAgainstAKubeAPIServer(t *testing.T) {
 	if rep.Projects[0].Phase != backends.ProjectReady || rep.Projects[1].Phase != backends.ProjectFailed || rep.Projects[1].Message != "Keycloak unreachable" {
 		t.Fatalf("outcomes %+v", rep.Projects)
 	}
-	if got := c.get("adamas-aaaaaaaa").GetGeneration(); got != genA {
-		t.Fatalf("an unchanged spec was written again (generation %d → %d)", genA, got)
+	if got := c.get("adamas-aaaaaaaa").GetGeneration(); got != genA || b.kube.writes.Load() != writes {
+		t.Fatalf("an unchanged spec (completed by the CRD's defaults) was written again: generation %d → %d, %d writes",
+			genA, got, b.kube.writes.Load()-writes)
+	}
+	fresh := c.backend(nil)
+	if sync1(t, fresh, req); fresh.kube.writes.Load() != 0 {
+		t.Fatalf("a new process rewrote unchanged custom resources %d times", fresh.kube.writes.Load())
 	}
 	entries := rep.Metadata["managed_rancher_projects"].([]any)
 	if len(entries) != 2 || entries[0].(map[string]any)["rancher_project_id"] != "c-m-adamas01:p-1" || rep.Metadata["namespace"] != c.ns {

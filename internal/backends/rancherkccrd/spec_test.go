@@ -131,3 +131,29 @@ func TestMergeKeepsTheLiveObject(t *testing.T) {
 		t.Fatal("merged changed the live object")
 	}
 }
+
+func TestMatchesToleratesDefaultsOnly(t *testing.T) {
+	want := map[string]any{"projectName": "P", "keycloak": map[string]any{"enabled": true, "roleBindings": []any{
+		map[string]any{"groupName": "g", "members": []any{map[string]any{"userIdentifier": "ann", "lookupByID": false}}}}}}
+	cases := []struct {
+		name string
+		live map[string]any
+		ok   bool
+	}{
+		{"same", want, true},
+		{"defaults filled in", map[string]any{"projectName": "P", "description": "", "organization": "", "keycloak": map[string]any{
+			"enabled": true, "roleBindings": []any{map[string]any{"groupName": "g", "description": "",
+				"members": []any{map[string]any{"userIdentifier": "ann", "lookupByID": false}}}}}}, true},
+		{"someone's value", map[string]any{"projectName": "P", "organization": "x", "keycloak": want["keycloak"]}, false},
+		{"quotas to remove", map[string]any{"projectName": "P", "resourceQuotas": map[string]any{"cpu": float64(1)}, "keycloak": want["keycloak"]}, false},
+		{"a wanted key missing", map[string]any{"projectName": "P"}, false},
+		{"a member fewer", map[string]any{"projectName": "P", "keycloak": map[string]any{"enabled": true, "roleBindings": []any{
+			map[string]any{"groupName": "g", "members": []any{}}}}}, false},
+		{"changed value", map[string]any{"projectName": "Q", "keycloak": want["keycloak"]}, false},
+	}
+	for _, c := range cases {
+		if got := matches(c.live, want); got != c.ok {
+			t.Errorf("%s: %v, want %v", c.name, got, c.ok)
+		}
+	}
+}
