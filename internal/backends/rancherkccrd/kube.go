@@ -50,7 +50,11 @@ func newCRClient(cfg *rest.Config, ns string, retry upstream.RetryPolicy, log *z
 	cfg = rest.CopyConfig(cfg)
 	timeout := cfg.Timeout
 	cfg.Timeout = 0 // one attempt is bounded below, the retries by the caller's context
+	wrap := cfg.WrapTransport // e.g. an exec credential plugin's, or a test's
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if wrap != nil {
+			rt = wrap(rt)
+		}
 		return upstream.NewRetryTransport(upstream.Attempt(rt, timeout), upstream.RetryOptions{Policy: retry, Name: "kubernetes", Logger: log})
 	}
 	cfg.WarningHandler = rest.NoWarnings{}
