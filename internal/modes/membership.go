@@ -14,8 +14,9 @@ import (
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
 
-// Membership is the membership_sync mode: team → backend access, paused/downscaled flags,
-// enforced limits and backend metadata back to Waldur, and repair of drifted backend objects.
+// Membership is the membership_sync mode: team → backend access (or, for a backend that syncs
+// resource projects, their grants → the backend and its outcomes back, projects.go), paused/downscaled
+// flags, enforced limits and backend metadata back to Waldur, and repair of drifted backend objects.
 type Membership struct {
 	Env *Env
 	// SyncStamp is the age of Waldur's last_sync after which refresh_last_sync is sent (default
