@@ -160,7 +160,7 @@ func (c *cluster) racingClient(t *testing.T, races *int, n int) *crClient {
 			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/managedrancherprojects/adamas-aaaaaaaa") && n > 0 {
 				n--
 				*races++
-				c.operator("adamas-aaaaaaaa", map[string]any{"lastReconcileTime": time.Now().UTC().Format(time.RFC3339), "phase": "Updating"})
+				c.operator("adamas-aaaaaaaa", map[string]any{"lastReconcileTime": time.Now().UTC().Format(time.RFC3339Nano), "phase": "Updating"}) // a new value each time: a status write that changes nothing keeps the resourceVersion
 			}
 			return resp, err
 		})
