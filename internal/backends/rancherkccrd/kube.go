@@ -49,7 +49,7 @@ type crClient struct {
 func newCRClient(cfg *rest.Config, ns string, retry upstream.RetryPolicy, log *zap.Logger) (*crClient, error) {
 	cfg = rest.CopyConfig(cfg)
 	timeout := cfg.Timeout
-	cfg.Timeout = 0 // one attempt is bounded below, the retries by the caller's context
+	cfg.Timeout = 0           // one attempt is bounded below, the retries by the caller's context
 	wrap := cfg.WrapTransport // e.g. an exec credential plugin's, or a test's
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		if wrap != nil {
