@@ -37,11 +37,9 @@ func TestProvisioningLifecycle(t *testing.T) {
 	if err != nil || p.Metadata.Name != "prod" || p.Status.ClusterName == "" || p.Metadata.Labels["rke2.site-agent.waldur.com/cluster"] != "u1" {
 		t.Fatalf("ensure: %+v %v", p, err)
 	}
-	if again, err := w.c.EnsureProvisioningCluster(ctx, "prod", nil, spec); err != nil || again.Status.ClusterName != p.Status.ClusterName {
-		t.Fatalf("second ensure: %+v %v", again, err)
-	}
-	if w.sim.Calls()["prov.create"] != 1 {
-		t.Fatalf("calls %v", w.sim.Calls())
+	again, err := w.c.EnsureProvisioningCluster(ctx, "prod", nil, spec)
+	if err != nil || again.Status.ClusterName != p.Status.ClusterName || w.sim.Calls()["prov.create"] != 1 {
+		t.Fatalf("second ensure: %+v %v (calls %v)", again, err, w.sim.Calls())
 	}
 	id := p.Status.ClusterName
 	var reg Registration
@@ -79,6 +77,22 @@ func TestProvisioningLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	clusterExtras(t, w, id)
+	if err := w.c.DeleteProvisioningCluster(ctx, "prod"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the cluster to go", func() bool {
+		_, err := w.c.ProvisioningCluster(ctx, "prod")
+		return errors.Is(err, failure.ErrNotFound)
+	})
+	if err := w.c.DeleteProvisioningCluster(ctx, "prod"); err != nil {
+		t.Fatalf("deleting a cluster that is gone: %v", err)
+	}
+}
+
+// clusterExtras: a group bound once and unbound, a kubeconfig, and the APIs' pings.
+func clusterExtras(t *testing.T, w *world, id string) {
+	ctx := ctxT(t)
 	for range 2 {
 		if err := w.c.BindClusterGroup(ctx, id, "keycloakoidc_group://c_prod_owner", "cluster-owner"); err != nil {
 			t.Fatal(err)
@@ -99,16 +113,6 @@ func TestProvisioningLifecycle(t *testing.T) {
 	}
 	if _, err := w.c.GenerateKubeconfig(ctx, "c-m-nothere"); !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("unknown cluster: %v", err)
-	}
-	if err := w.c.DeleteProvisioningCluster(ctx, "prod"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the cluster to go", func() bool {
-		_, err := w.c.ProvisioningCluster(ctx, "prod")
-		return errors.Is(err, failure.ErrNotFound)
-	})
-	if err := w.c.DeleteProvisioningCluster(ctx, "prod"); err != nil {
-		t.Fatalf("deleting a cluster that is gone: %v", err)
 	}
 	if err := w.c.PingV1(ctx); err != nil {
 		t.Fatal(err)
