@@ -21,9 +21,10 @@ import (
 // once (though Rancher answers 404 until it has made the cluster's namespace), and the manifest
 // is fetched without the API key.
 func TestImportRegistration(t *testing.T) {
-	w := newWorld(t, ranchersim.Options{NamespaceDelay: 30 * time.Millisecond})
+	w := newWorld(t, ranchersim.Options{NamespaceDelay: 300 * time.Millisecond})
 	core, logs := observer.New(zapcore.DebugLevel)
 	w.c.log = zap.New(core)
+	w.c.pol.WaitMin, w.c.pol.WaitMax = 50*time.Millisecond, 100*time.Millisecond // 8 retries outlast the namespace's 300 ms
 	ctx := ctxT(t)
 	cl, err := w.c.EnsureCluster(ctx, "vc-1", "virtual cluster")
 	if err != nil || !strings.HasPrefix(cl.ID, "c-") || cl.State != "pending" {
