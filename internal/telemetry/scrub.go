@@ -19,8 +19,8 @@ import (
 // client or backend logged it.
 type scrubCore struct{ zapcore.Core }
 
-// NewScrubCore wraps core so that nothing it writes carries a registered secret.
-func NewScrubCore(core zapcore.Core) zapcore.Core { return scrubCore{core} }
+// newScrubCore wraps core so that nothing it writes carries a registered secret.
+func newScrubCore(core zapcore.Core) zapcore.Core { return scrubCore{core} }
 
 func (c scrubCore) With(fields []zapcore.Field) zapcore.Core {
 	return scrubCore{c.Core.With(scrubFields(fields))}
