@@ -86,72 +86,79 @@ func TestKeystoneEchoedPasswordStaysOut(t *testing.T) {
 // No credential reaches the output or Waldur, and no order becomes a quota that means something
 // else — the overflowing ones are refused with a reason before anything is written.
 func TestHostileUpstreamsAndOverflowingOrders(t *testing.T) {
-	t.Run("rancher", func(t *testing.T) {
-		e := startRancherSims(t, nil, waldursim.Options{}, func(name string, h http.Handler) http.Handler {
-			if name != "rancher" {
-				return h
-			}
-			return echoing(h, func(r *http.Request, body []byte) bool {
-				return r.Method == http.MethodPost && bytes.Contains(body, []byte("echo"))
-			})
+	t.Run("rancher", hostileRancher)
+	t.Run("openstack", overflowingOpenStack)
+}
+
+// hostileRancher: Rancher echoes the Authorization header on the echo order's project write;
+// five orders overflow a quantity.
+func hostileRancher(t *testing.T) {
+	e := startRancherSims(t, nil, waldursim.Options{}, func(name string, h http.Handler) http.Handler {
+		if name != "rancher" {
+			return h
+		}
+		return echoing(h, func(r *http.Request, body []byte) bool {
+			return r.Method == http.MethodPost && bytes.Contains(body, []byte("echo"))
 		})
-		e.writeRancherConfig(false)
-		echo := e.world.CreateOrder("echo", map[string]float64{"cpu": 1, "ram": 1, "storage": 1})
-		overflow := map[string]map[string]float64{
-			"ram wraps to 0":       {"cpu": 1, "ram": 17179869184, "storage": 1},
-			"ram turns negative":   {"cpu": 1, "ram": 9e9, "storage": 1},
-			"cpu turns negative":   {"cpu": 1e16, "ram": 1, "storage": 1},
-			"negative storage":     {"cpu": 1, "ram": 1, "storage": -5},
-			"storage beyond int64": {"cpu": 1, "ram": 1, "storage": 1e300},
-		}
-		orders := map[string]string{}
-		for name, limits := range overflow {
-			orders[name] = e.world.CreateOrder(strings.ReplaceAll(name, " ", "-"), limits).UUID
-		}
-		r := e.run("-m", "order_process", "-c", e.config, "--once")
-		out := r.stdout + r.stderr
-		assertNoCredential(t, "the log", out, "sim-secret")
-		got, _ := e.sim.Order(echo.UUID)
-		if got.State != waldursim.OrderErred || !strings.Contains(got.ErrorMessage, "HTTP 400") {
-			t.Fatalf("the echoed order: %s %q: %s", got.State, got.ErrorMessage, r)
-		}
-		for name, uuid := range orders {
-			o, _ := e.sim.Order(uuid)
-			why := o.ErrorMessage + o.ProviderRejectionComment
-			if (o.State != waldursim.OrderRejected && o.State != waldursim.OrderErred) || !strings.Contains(why, "limit ") {
-				t.Errorf("%s: order %s %q, want refused with a reason naming the limit", name, o.State, why)
-			}
-		}
-		for _, o := range e.sim.Orders() {
-			assertNoCredential(t, "an order's error in Waldur", o.ErrorMessage+o.ProviderRejectionComment, "sim-secret")
-		}
-		if n := e.rs.Calls()["project.create"]; n != 0 || len(projectNames(e.rs)) != 0 {
-			t.Fatalf("Rancher got %d project creates (%v): an overflowing order was written", n, projectNames(e.rs))
-		}
 	})
-	t.Run("openstack", func(t *testing.T) {
-		w := newOSSimWorld(t)
-		bad := map[string]map[string]float64{
-			"negative cores":   {"cores": -1, "storage": 1024},
-			"cores past int32": {"cores": 3e9, "storage": 1024},
+	e.writeRancherConfig(false)
+	echo := e.world.CreateOrder("echo", map[string]float64{"cpu": 1, "ram": 1, "storage": 1})
+	overflow := map[string]map[string]float64{
+		"ram wraps to 0":       {"cpu": 1, "ram": 17179869184, "storage": 1},
+		"ram turns negative":   {"cpu": 1, "ram": 9e9, "storage": 1},
+		"cpu turns negative":   {"cpu": 1e16, "ram": 1, "storage": 1},
+		"negative storage":     {"cpu": 1, "ram": 1, "storage": -5},
+		"storage beyond int64": {"cpu": 1, "ram": 1, "storage": 1e300},
+	}
+	orders := map[string]string{}
+	for name, limits := range overflow {
+		orders[name] = e.world.CreateOrder(strings.ReplaceAll(name, " ", "-"), limits).UUID
+	}
+	r := e.run("-m", "order_process", "-c", e.config, "--once")
+	out := r.stdout + r.stderr
+	assertNoCredential(t, "the log", out, "sim-secret")
+	got, _ := e.sim.Order(echo.UUID)
+	if got.State != waldursim.OrderErred || !strings.Contains(got.ErrorMessage, "HTTP 400") {
+		t.Fatalf("the echoed order: %s %q: %s", got.State, got.ErrorMessage, r)
+	}
+	for name, uuid := range orders {
+		o, _ := e.sim.Order(uuid)
+		why := o.ErrorMessage + o.ProviderRejectionComment
+		if (o.State != waldursim.OrderRejected && o.State != waldursim.OrderErred) || !strings.Contains(why, "limit ") {
+			t.Errorf("%s: order %s %q, want refused with a reason naming the limit", name, o.State, why)
 		}
-		orders := map[string]string{}
-		for name, limits := range bad {
-			orders[name] = w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderCreate, OfferingUUID: w.offering.UUID, ProjectUUID: w.project.UUID,
-				PlanUUID: w.offering.Plans[0].UUID, Limits: limits, Attributes: map[string]any{"name": strings.ReplaceAll(name, " ", "-")}}).UUID
+	}
+	for _, o := range e.sim.Orders() {
+		assertNoCredential(t, "an order's error in Waldur", o.ErrorMessage+o.ProviderRejectionComment, "sim-secret")
+	}
+	if n := e.rs.Calls()["project.create"]; n != 0 || len(projectNames(e.rs)) != 0 {
+		t.Fatalf("Rancher got %d project creates (%v): an overflowing order was written", n, projectNames(e.rs))
+	}
+}
+
+// overflowingOpenStack: limits no OpenStack quota holds make no project.
+func overflowingOpenStack(t *testing.T) {
+	w := newOSSimWorld(t)
+	bad := map[string]map[string]float64{
+		"negative cores":   {"cores": -1, "storage": 1024},
+		"cores past int32": {"cores": 3e9, "storage": 1024},
+	}
+	orders := map[string]string{}
+	for name, limits := range bad {
+		orders[name] = w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderCreate, OfferingUUID: w.offering.UUID, ProjectUUID: w.project.UUID,
+			PlanUUID: w.offering.Plans[0].UUID, Limits: limits, Attributes: map[string]any{"name": strings.ReplaceAll(name, " ", "-")}}).UUID
+	}
+	before := w.os.ProjectCount()
+	r := w.run("-m", "order_process", "-c", w.config, "--once")
+	assertNoCredential(t, "the log", r.stdout+r.stderr, w.os.Options().AdminPassword)
+	for name, uuid := range orders {
+		o, _ := w.sim.Order(uuid)
+		why := o.ErrorMessage + o.ProviderRejectionComment
+		if (o.State != waldursim.OrderRejected && o.State != waldursim.OrderErred) || !strings.Contains(why, "cores") {
+			t.Errorf("%s: order %s %q, want refused with a reason naming the limit: %s", name, o.State, why, r)
 		}
-		before := w.os.ProjectCount()
-		r := w.run("-m", "order_process", "-c", w.config, "--once")
-		assertNoCredential(t, "the log", r.stdout+r.stderr, w.os.Options().AdminPassword)
-		for name, uuid := range orders {
-			o, _ := w.sim.Order(uuid)
-			why := o.ErrorMessage + o.ProviderRejectionComment
-			if (o.State != waldursim.OrderRejected && o.State != waldursim.OrderErred) || !strings.Contains(why, "cores") {
-				t.Errorf("%s: order %s %q, want refused with a reason naming the limit: %s", name, o.State, why, r)
-			}
-		}
-		if n := w.os.ProjectCount(); n != before {
-			t.Fatalf("%d projects made for orders that were refused", n-before)
-		}
-	})
+	}
+	if n := w.os.ProjectCount(); n != before {
+		t.Fatalf("%d projects made for orders that were refused", n-before)
+	}
 }
