@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -79,5 +81,30 @@ func TestScrubCoreKeepsLevels(t *testing.T) {
 	log.Warn("shown")
 	if out := buf.String(); strings.Contains(out, "hidden") || !strings.Contains(out, "shown") {
 		t.Fatalf("levels not honoured: %s", out)
+	}
+}
+
+// BenchmarkLogLine is the cost the scrubbing core adds to a typical line (five string fields,
+// an error) with 20 credentials registered: compare with -bench against the plain JSON core.
+func BenchmarkLogLine(b *testing.B) {
+	for i := range 20 {
+		s := secret.New(fmt.Sprintf("credential-%02d-abcdefghijklmnop", i))
+		b.Cleanup(s.Forget)
+	}
+	for _, scrub := range []bool{false, true} {
+		b.Run(fmt.Sprintf("scrub=%v", scrub), func(b *testing.B) {
+			log, err := NewLogger(io.Discard, "info")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !scrub {
+				log = zap.New(log.Core().(scrubCore).Core)
+			}
+			err = errors.New("rancher POST /v3/projects: HTTP 400: bad request")
+			for b.Loop() {
+				log.Info("order processed", zap.String("offering", "GPU pool"), zap.String("order", "0123456789abcdef"),
+					zap.String("resource", "fedcba9876543210"), zap.String("backend", "rancher"), zap.String("state", "done"), zap.Error(err))
+			}
+		})
 	}
 }
