@@ -170,7 +170,7 @@ func build(raw map[string]any) (*Config, []string, *Error) {
 	if err := checkDuplicates(cfg.Offerings); err != nil {
 		return nil, warnings, err
 	}
-	return cfg, warnings, nil
+	return cfg, append(warnings, plainTextWarnings(cfg)...), nil
 }
 
 func validateTop(r *reader, cfg *Config) {

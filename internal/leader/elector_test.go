@@ -46,11 +46,21 @@ func (w *workers) enter() {
 	}
 }
 
+// timing is a lease duration, renew deadline and retry period.
+type timing struct{ lease, renew, retry time.Duration }
+
+var testTiming = timing{leaseDuration, renewDeadline, retryPeriod}
+
 func startReplica(t *testing.T, rc *rest.Config, ns, id string, wk *workers) *replica {
 	t.Helper()
+	return startReplicaTimed(t, rc, ns, id, wk, testTiming)
+}
+
+func startReplicaTimed(t *testing.T, rc *rest.Config, ns, id string, wk *workers, tm timing) *replica {
+	t.Helper()
 	r := &replica{t: t, stopped: make(chan struct{})}
-	el, err := New(Config{Namespace: ns, Name: "site-agent", Identity: id, LeaseDuration: leaseDuration,
-		RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, REST: rc}, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), func(ev string) {
+	el, err := New(Config{Namespace: ns, Name: "site-agent", Identity: id, LeaseDuration: tm.lease,
+		RenewDeadline: tm.renew, RetryPeriod: tm.retry, REST: rc}, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), func(ev string) {
 		r.mu.Lock()
 		r.events = append(r.events, ev)
 		r.mu.Unlock()

@@ -95,3 +95,40 @@ func TestLoggerWritesJSON(t *testing.T) {
 		t.Fatal("bad level accepted")
 	}
 }
+
+// The heartbeat's default path is in /tmp, where any local user can plant a symlink. Links at
+// the old fixed temporary name (<path>.tmp) or at the path itself must not make the agent write
+// into the file they point to.
+func TestHeartbeatDoesNotWriteThroughPlantedLinks(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "heartbeat")
+	for _, link := range []string{path + ".tmp", path} {
+		_ = os.Remove(link)
+		if err := os.Symlink(victim, link); err != nil {
+			t.Fatal(err)
+		}
+		NewHeartbeat(path).Beat()
+		if data, _ := os.ReadFile(victim); string(data) != "precious" {
+			t.Fatalf("a link planted at %s made the heartbeat overwrite its target: %q", filepath.Base(link), data)
+		}
+		st, err := os.Lstat(path)
+		if err != nil || !st.Mode().IsRegular() {
+			t.Fatalf("heartbeat file is not a regular file after a write: %v %v", st, err)
+		}
+		if st.Mode().Perm() != 0o644 {
+			t.Fatalf("heartbeat file mode %v, want 0644 (readable by a healthcheck run as another user)", st.Mode().Perm())
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 3 { // victim, heartbeat, and the planted heartbeat.tmp link left alone
+		t.Fatalf("directory holds %v, want only victim, heartbeat and the planted link (no temporary files left)", names)
+	}
+}

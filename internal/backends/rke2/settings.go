@@ -57,6 +57,7 @@ type Settings struct {
 	TenantMaxRAMGB         int                    `mapstructure:"managed_rancher_tenant_max_ram"`
 	TenantMaxDiskGB        int                    `mapstructure:"managed_rancher_tenant_max_disk"`
 	ServerNodesCount       int                    `mapstructure:"server_nodes_count"` // managed: servers when the order has no limit
+	MaxWorkerNodes         int                    `mapstructure:"max_worker_nodes"`   // agents a cluster may have; more is rejected
 	ServerNodesComponent   string                 `mapstructure:"server_nodes_component"`
 	AgentNodesComponent    string                 `mapstructure:"worker_nodes_component"`
 	SystemVolumeMinSizeGB  int                    `mapstructure:"system_volume_min_size_gb"`
@@ -107,6 +108,8 @@ const (
 	defaultVaultPort         = 8200
 	defaultServerNodes       = 3
 	defaultSystemVolumeMinGB = 64
+	defaultMaxWorkerNodes    = 100
+	maxMaxWorkerNodes        = 10000
 )
 
 var k8sVersionRe = regexp.MustCompile(`^v1\.\d+\.\d+\+rke2r\d+$`)
@@ -162,6 +165,9 @@ func (s *Settings) applyDefaults() {
 	}
 	if s.ServerNodesCount == 0 {
 		s.ServerNodesCount = defaultServerNodes
+	}
+	if s.MaxWorkerNodes == 0 {
+		s.MaxWorkerNodes = defaultMaxWorkerNodes
 	}
 	if s.SystemVolumeMinSizeGB == 0 {
 		s.SystemVolumeMinSizeGB = defaultSystemVolumeMinGB
@@ -228,6 +234,9 @@ func (s *Settings) validateCore() error {
 	}
 	if !validServerCount(s.ServerNodesCount) {
 		return fmt.Errorf("backend_settings.server_nodes_count: must be 1, 3 or 5 (etcd quorum), got %d", s.ServerNodesCount)
+	}
+	if s.MaxWorkerNodes < 1 || s.MaxWorkerNodes > maxMaxWorkerNodes {
+		return fmt.Errorf("backend_settings.max_worker_nodes: must be between 1 and %d, got %d", maxMaxWorkerNodes, s.MaxWorkerNodes)
 	}
 	if s.FlavorsRegex != "" {
 		re, err := regexp.Compile(s.FlavorsRegex)
