@@ -13,11 +13,13 @@
 #   - Helm: the chart linted, rendered and dry-run applied to the kube-apiserver, with Helm
 #     built from the module proxy and cached (scripts/helm/build.sh);
 #   - RabbitMQ with STOMP and Web-STOMP from Debian's package (scripts/rabbitmq/up.sh);
+#   - cloud-init: every rendered rke2 user data through Debian's `cloud-init schema`
+#     (scripts/cloudinit/install.sh; root to install);
 #   - packages: `make release` for linux/amd64, the .deb installed with dpkg, checked and
 #     purged, the .rpm's metadata and the SBOM checked (scripts/release/test-deb.sh; root), with
 #     nfpm and cyclonedx-gomod built from the module proxy and cached (scripts/release/tools.sh).
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
-# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 leave a part out (e.g. on a
+# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 leave a part out (e.g. on a
 # machine without root). HELM needs KUBE. COMPUTE=0 leaves out real Nova servers (OpenStack
 # APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
 set -euo pipefail
@@ -82,6 +84,18 @@ if [ "${RABBITMQ:-1}" = 1 ]; then
   rmq_pid=$!
 fi
 
+# cloud-init: installing the package needs root; once installed a normal user can run it.
+if [ -z "${CLOUDINIT:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ] && ! command -v cloud-init >/dev/null; then
+  echo "NOTICE: not root and cloud-init is not installed: skipping the cloud-init schema test; run as root or set CLOUDINIT=1" >&2
+  CLOUDINIT=0
+fi
+cloudinit_pid=""
+if [ "${CLOUDINIT:-1}" = 1 ]; then
+  log "installing cloud-init in the background (log: /tmp/site-agent-cloudinit-install.log)"
+  ./scripts/cloudinit/install.sh >/tmp/site-agent-cloudinit-install.log 2>&1 &
+  cloudinit_pid=$!
+fi
+
 packages=(./internal/testenv/...)
 e2e=()
 if [ "${KUBE:-1}" = 1 ]; then
@@ -121,6 +135,15 @@ fi
 log "go test (real servers) ${packages[*]} ($(elapsed))"
 # -p 1: the OpenStack crash test restarts neutron-server, which other packages also use
 go test -race -count=1 -p 1 -timeout 30m "${packages[@]}"
+if [ -n "$cloudinit_pid" ]; then
+  log "rke2 user data against cloud-init's schema ($(elapsed))"
+  if ! wait "$cloudinit_pid"; then
+    tail -30 /tmp/site-agent-cloudinit-install.log
+    echo "scripts/cloudinit/install.sh failed" >&2
+    exit 1
+  fi
+  go test -count=1 -run 'TestCloudInitSchemaReal' ./internal/backends/rke2/
+fi
 if [ "${KUBE:-1}" = 1 ]; then
   # The tunnel tests skip under -race (remotedialer v0.6.1 data race, rancher/remotedialer#261).
   log "virtual clusters without -race ($(elapsed))"

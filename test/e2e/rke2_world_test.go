@@ -134,6 +134,7 @@ func newRKE2WorldOn(t testing.TB, cloud rke2Cloud, cluster string, opts ...rke2O
 	}
 	w.rs = ranchersim.New(ranchersim.Options{Seed: 3, NodeActiveAfter: 150 * time.Millisecond, DrainDuration: 150 * time.Millisecond,
 		ProvisionDeleteDelay: 200 * time.Millisecond, RoleTemplates: []string{"cluster-member"}})
+	w.rs.SetEtcdRemover(w.rke2.removeMember)
 	w.rsURL = serve(t, w.reqs.wrap("rancher", w.rs), true)
 	w.vs = vaultsim.New(vaultRoot, nil)
 	w.vsURL = serve(t, w.reqs.wrap("vault", w.vs), true)
@@ -285,5 +286,8 @@ func (w *rke2World) boot(ctx context.Context, hc *http.Client, s cloudServer) er
 	if err != nil {
 		return err
 	}
-	return b.RegisterWithRancher(ctx, hc, token)
+	if err := b.RegisterWithRancher(ctx, hc, token); err != nil {
+		return err
+	}
+	return w.rke2.registered(b, s)
 }

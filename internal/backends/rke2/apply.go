@@ -26,9 +26,11 @@ func (b *Backend) apply(ctx context.Context, c *cluster, actions []Action, serve
 		case Remove:
 			err = b.removeNode(ctx, c, a, servers, rnodes)
 		case Replace:
-			err = b.deleteNode(ctx, c, a.Node, servers, rnodes)
+			err = b.deleteNode(ctx, c, a, servers, rnodes)
 		case Forget:
-			err = b.forget(ctx, c, a.Node, rnodes)
+			if err = b.memberGone(ctx, c, a, servers); err == nil {
+				err = b.forget(ctx, c, a.Node, rnodes)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("%s node %s: %w", a.Kind, a.Node, err)
@@ -130,11 +132,16 @@ func (b *Backend) removeNode(ctx context.Context, c *cluster, a Action, servers 
 			return nil
 		}
 	}
-	return b.deleteNode(ctx, c, a.Node, servers, rnodes)
+	return b.deleteNode(ctx, c, a, servers, rnodes)
 }
 
-// deleteNode deletes the VM (with its volumes) and the Rancher node, whichever exist.
-func (b *Backend) deleteNode(ctx context.Context, c *cluster, name string, servers map[string]ServerView, rnodes map[string]RancherNodeView) error {
+// deleteNode deletes the VM (with its volumes) and the Rancher node, whichever exist; a
+// server's etcd member goes first (etcd.go).
+func (b *Backend) deleteNode(ctx context.Context, c *cluster, a Action, servers map[string]ServerView, rnodes map[string]RancherNodeView) error {
+	name := a.Node
+	if err := b.memberGone(ctx, c, a, servers); err != nil {
+		return err
+	}
 	if vm, ok := servers[name]; ok {
 		if err := b.d.Infra.DeleteServer(ctx, c.ref, vm); err != nil {
 			return fmt.Errorf("delete server: %w", err)

@@ -40,6 +40,10 @@ type memWorld struct {
 	dupCreate     int             // the next n CreateServer calls make two VMs (a retried create)
 	refusedLogins int             // VMs whose single-use secret id had been used already
 	failBoots     map[string]int  // node name → how many of its next VMs never register (bootstrap fails)
+
+	etcd            map[string]map[string]bool // cluster UUID → etcd members (memetcd_test.go)
+	etcdRemoveAsked map[string]int             // "<uuid>/<node>" → the tick its removal was asked
+	tickCount       int
 }
 
 type memVM struct {
@@ -88,6 +92,7 @@ func (w *memWorld) tick() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.now = w.now.Add(time.Minute)
+	w.tickCount++
 	for _, vm := range w.servers {
 		vm.age++
 		if vm.view.Status == "BUILD" && vm.age >= bootTicks {
@@ -151,6 +156,9 @@ func (w *memWorld) register(vm *memVM) {
 		return
 	}
 	c.nodes[vm.view.Name] = &memNode{view: RancherNodeView{ID: "m-" + vm.view.ID, Name: vm.view.Name, State: "registering", Labels: inv.Labels()}, drain: -1}
+	if inv.Role == RoleServer {
+		w.etcdJoin(inv.Cluster, vm.view.Name)
+	}
 }
 
 // ---- Infra ----
@@ -250,6 +258,9 @@ func (m memInfra) DeleteServer(_ context.Context, c ClusterRef, s ServerView) er
 		}
 	}
 	delete(w.servers, s.ID)
+	if inv, ok, _ := InventoryFromMetadata(s.Metadata); ok && inv.Role == RoleServer {
+		w.etcdVMDeleted(c.UUID, s.Name)
+	}
 	return nil
 }
 

@@ -120,6 +120,12 @@ type Rancher interface {
 	Drain(ctx context.Context, rc RancherCluster, nodeID string) (bool, error)
 	// DeleteNode removes a node from Rancher.
 	DeleteNode(ctx context.Context, rc RancherCluster, nodeID string) error
+	// RemoveEtcdMember has the cluster remove a server node's etcd member, through what RKE2
+	// and Rancher provide (docs/rke2.md, "etcd membership"), and reports whether it is gone —
+	// true too when the cluster does not know the node. Safe to repeat; the executor calls it
+	// until it reports true before it deletes the VM: etcd keeps a dead member, whose vote then
+	// counts against quorum, until the member is removed.
+	RemoveEtcdMember(ctx context.Context, rc RancherCluster, node string) (bool, error)
 	// DeleteCluster deletes the cluster; failure.ErrNotReady while Rancher is still removing it.
 	DeleteCluster(ctx context.Context, c ClusterRef) error
 	// Capacity sums the cluster's node capacity.

@@ -23,6 +23,7 @@ type call struct {
 	path      string // escaped, below the base: "/v3/projects/c-m-1:p-2"
 	rawQuery  string // encoded query ("" none)
 	in        any    // JSON body (nil: none)
+	inType    string // the body's Content-Type ("" = application/json)
 	anonymous bool   // no API key (the import manifest, whose URL is itself the credential)
 	label     string // shown in errors and instead of path ("" = path): a path holding a credential is never shown
 }
@@ -61,7 +62,11 @@ func (c *Client) send(ctx context.Context, k call) (reply, error) {
 	}
 	req.Header.Set("Accept", "application/json")
 	if k.in != nil {
-		req.Header.Set("Content-Type", "application/json")
+		ct := k.inType
+		if ct == "" {
+			ct = "application/json"
+		}
+		req.Header.Set("Content-Type", ct)
 	}
 	hc := c.quiet
 	if !k.anonymous {

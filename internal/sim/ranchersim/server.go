@@ -66,13 +66,15 @@ type Server struct {
 	st          *state
 	calls       map[string]int
 	violations  []string
-	tokens      map[string]*Token       // cluster registration tokens by id
-	tun         *tunnels                // the agent connect endpoint (tunnel.go)
-	prov        map[string]*provCluster // v1 provisioning clusters by name (provisioning.go)
-	nodes       map[string]*simNode     // v3 nodes by id (nodes.go)
-	crtbs       map[string]*crtb        // cluster role template bindings by id (crtb.go)
-	hung        map[string]bool         // node names whose drains never finish
-	kubeconfigs map[string][]string     // kubeconfig tokens by cluster id (kubeconfig.go)
+	tokens      map[string]*Token            // cluster registration tokens by id
+	tun         *tunnels                     // the agent connect endpoint (tunnel.go)
+	prov        map[string]*provCluster      // v1 provisioning clusters by name (provisioning.go)
+	nodes       map[string]*simNode          // v3 nodes by id (nodes.go)
+	crtbs       map[string]*crtb             // cluster role template bindings by id (crtb.go)
+	hung        map[string]bool              // node names whose drains never finish
+	kubeconfigs map[string][]string          // kubeconfig tokens by cluster id (kubeconfig.go)
+	nodeAnn     map[string]map[string]string // downstream Node annotations by v3 node id (etcdnodes.go)
+	etcdRemover EtcdRemover                  // the emulated etcd (etcdnodes.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }

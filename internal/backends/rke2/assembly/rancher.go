@@ -190,3 +190,14 @@ func (r rancherPort) Diagnose(ctx context.Context) []backends.Check {
 	return []backends.Check{check("rancher v3 api", "/v3/clusters?limit=1", r.c.PingV3),
 		check("rancher v1 provisioning api", "/v1/provisioning.cattle.io.clusters/fleet-default", r.c.PingV1)}
 }
+
+// RemoveEtcdMember implements rke2.Rancher in both bootstrap modes alike: the downstream Node is
+// annotated for RKE2's managed-etcd controller through Rancher's proxy, as Rancher itself does
+// when an etcd machine is deleted (internal/clients/rancher/etcd.go cites both).
+func (r rancherPort) RemoveEtcdMember(ctx context.Context, rc rke2.RancherCluster, node string) (bool, error) {
+	id, err := managed(rc)
+	if err != nil {
+		return false, err
+	}
+	return r.c.RemoveEtcdMember(ctx, id, node)
+}

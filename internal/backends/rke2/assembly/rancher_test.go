@@ -88,7 +88,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // removed; the cluster is deleted (not ready until gone).
 func TestClusterLifecycle(t *testing.T) {
 	ctx := context.Background()
-	_, c, base := newSim(t)
+	sim, c, base := newSim(t)
 	ref := rke2.ClusterRef{UUID: uuid, Name: "prod"}
 	spec := rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1", CNI: "cilium", DataDir: "/opt/rke2_storage"}
 	rc, err := c.EnsureCluster(ctx, ref, spec)
@@ -138,6 +138,19 @@ func TestClusterLifecycle(t *testing.T) {
 		t.Fatalf("first drain call: %v %v", drained, err)
 	}
 	waitFor(t, "the drain", func() bool { d, err := c.Drain(ctx, rc, nodes[0].ID); return err == nil && d })
+	// The etcd member goes through RKE2's annotation on the downstream Node: asked once, confirmed
+	// gone once the controller (here the simulator's remover) has removed it; an unknown node is gone.
+	members := map[string]bool{"prod-server-0": true}
+	sim.SetEtcdRemover(func(_, node string) (bool, error) { delete(members, node); return true, nil })
+	if gone, err := c.RemoveEtcdMember(ctx, rc, "prod-server-0"); err != nil || gone {
+		t.Fatalf("first member removal call (it asks): %v %v", gone, err)
+	}
+	if gone, err := c.RemoveEtcdMember(ctx, rc, "prod-server-0"); err != nil || !gone || members["prod-server-0"] {
+		t.Fatalf("second member removal call: %v %v %v", gone, err, members)
+	}
+	if gone, err := c.RemoveEtcdMember(ctx, rc, "prod-server-7"); err != nil || !gone {
+		t.Fatalf("an unknown node: %v %v", gone, err)
+	}
 	for range 2 {
 		if err := c.DeleteNode(ctx, rc, nodes[0].ID); err != nil {
 			t.Fatal(err)
