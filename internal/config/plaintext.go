@@ -26,9 +26,9 @@ func plainTextWarnings(cfg *Config) []string {
 		if !o.VerifySSL && !loopbackURL(o.APIURL) {
 			w = append(w, prefix+"verify_ssl: false: Waldur's certificate is not checked, so whoever answers in its place gets the API token")
 		}
-		if o.StompEnabled && !o.Events.TLS && !loopbackHost(o.Events.Host) {
+		if o.StompEnabled && !o.EventBroker.TLS && !loopbackHost(o.EventBroker.Host) {
 			w = append(w, fmt.Sprintf("%swebsocket_use_tls: false: the event broker %s is reached over plain ws://, and the STOMP passcode is the Waldur API token",
-				prefix, o.Events.Host))
+				prefix, o.EventBroker.Host))
 		}
 		w = append(w, settingsWarnings(prefix+"backend_settings", o.BackendSettings)...)
 	}

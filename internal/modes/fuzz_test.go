@@ -30,8 +30,8 @@ func FuzzEventBodies(f *testing.F) {
 		f.Add(s.typ, []byte(s.body))
 	}
 	fl := newFlow(f, waldursim.Options{}, inmemory.Settings{})
-	m, units := NewEvents(fl.env, &Registrar{Env: fl.env, Started: time.Now()}, []EventOffering{{Offering: fl.unit.Offering,
-		Waldur: fl.unit.Waldur, Orders: fl.unit.Backend, Membership: fl.unit.Backend, Log: fl.unit.Log}}, EventOptions{})
+	m, units := NewEventMode(fl.env, &Registrar{Env: fl.env, Started: time.Now()}, []EventOffering{{Offering: fl.unit.Offering,
+		Waldur: fl.unit.Waldur, Orders: fl.unit.Backend, Membership: fl.unit.Backend, Log: fl.unit.Log}}, EventModeOptions{})
 	u := units[0]
 	eo := m.offerings[u]
 	f.Fuzz(func(t *testing.T, typ string, body []byte) {
