@@ -26,7 +26,7 @@ func TestCheckReportsEveryProblemAtOnce(t *testing.T) {
 	file := "offerings:\n" +
 		fmt.Sprintf(checkOffering, "A", 1, "inmemory", "inmemory", "usage_fraction: -1, typo_key: 1") +
 		fmt.Sprintf(checkOffering, "B", 2, "slurm", "inmemory", "") +
-		fmt.Sprintf(checkOffering, "C", 3, "rancher", "rancher", "username: token-x, password: s")
+		fmt.Sprintf(checkOffering, "C", 3, "rancher", "rancher", "username: token-x")
 	cfg, _, err := config.Parse("check.yaml", []byte(file), config.Options{Environ: func() []string { return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +39,7 @@ func TestCheckReportsEveryProblemAtOnce(t *testing.T) {
 	want := []string{
 		`offering "A" (offerings[0]): offerings[0].backend_settings.usage_fraction: must be between 0 and 1000`,
 		`offering "B" (offerings[1]): offerings[1].order_processing_backend: unknown backend "slurm"`,
+		`offering "C" (offerings[2]): offerings[2].backend_settings.password: the Rancher API secret key is required`,
 		`offering "C" (offerings[2]): offerings[2].backend_settings.cluster_id: is required`,
 	}
 	if len(es) != len(want) {
