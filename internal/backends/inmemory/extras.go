@@ -126,8 +126,12 @@ func (b *Backend) Ping(context.Context) error {
 	return b.read(func(*state) error { return nil })
 }
 
-// Diagnose implements backends.Diagnoser.
-func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
+// Probes implements backends.Diagnoser: the state (file) the backend keeps.
+func (b *Backend) Probes() []backends.Probe {
+	return []backends.Probe{{Upstream: "inmemory", Run: b.diagnose}}
+}
+
+func (b *Backend) diagnose(context.Context) []backends.Check {
 	objs, err := b.Objects()
 	if err != nil {
 		return []backends.Check{{Name: "in-memory state", OK: false, Detail: err.Error()}}

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/vault/api/auth/kubernetes"
 
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // session owns an authenticated Vault client. It logs in lazily, renews the token once two
@@ -44,6 +45,7 @@ func newSession(cfg Config) (*session, error) {
 	ac.MaxRetries = cfg.MaxRetries
 	ac.MinRetryWait, ac.MaxRetryWait = cfg.BackoffMin, cfg.BackoffMax
 	ac.Backoff = retryablehttp.DefaultBackoff
+	ac.CheckRetry = upstream.ProbeAware(api.DefaultRetryPolicy) // diagnostics: a refused connection is not retried
 	if cfg.CACert != "" || cfg.TLSSkipVerify {
 		if err := ac.ConfigureTLS(&api.TLSConfig{CACert: cfg.CACert, Insecure: cfg.TLSSkipVerify}); err != nil {
 			return nil, fmt.Errorf("vault.ca_cert: %v", err)
