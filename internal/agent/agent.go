@@ -32,6 +32,9 @@ type Options struct {
 	Logger          *zap.Logger        // nil: a new one at the configured level (a reload's)
 	Metrics         *telemetry.Metrics // process-wide; a reload keeps the counters
 	Version         string             // of the program: logs, metrics, registration, user agents
+	// History makes a one-off pass load past usage (modes.History); such a pass does not
+	// register the agent in Waldur.
+	History *modes.History
 }
 
 // Agent is an assembled, runnable set of modes (one, or all with -m all).
@@ -104,7 +107,8 @@ func build(cfg *config.Config, o Options) (*Agent, error) {
 	a := &Agent{cfg: cfg, version: o.Version, log: log, metrics: metrics, hb: telemetry.NewHeartbeat(cfg.HeartbeatFile), secrets: secrets}
 	a.metrics.Info.WithLabelValues(o.Version, o.Mode).Set(1)
 	env := &modes.Env{Mode: o.Mode, Version: o.Version, Location: cfg.Location, ReportingPeriods: cfg.ReportingPeriods,
-		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log}
+		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log,
+		History: o.History}
 	return a, a.assemble(cfg, o, env)
 }
 

@@ -55,7 +55,7 @@ func (a *Agent) assemble(cfg *config.Config, o Options, env *modes.Env) error {
 			Backend: func(off config.Offering, key, name string) (backends.Set, error) {
 				return a.sharedBackend(off, o, key, name, sh)
 			}}
-		if !o.DryRun { // registration writes to Waldur
+		if !o.DryRun && o.History == nil { // registration writes to Waldur; a load of past usage is no agent
 			p.Register = registrar.ForMode(name)
 		}
 		r, err := spec.New(p)
