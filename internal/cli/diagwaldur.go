@@ -33,7 +33,11 @@ func diagnoseWaldur(ctx context.Context, cfg *config.Config, off config.Offering
 		auth = "OIDC client credentials (" + off.OIDC.ClientID + ")"
 	}
 	v, err := c.Version(ctx)
-	line(err == nil, "waldur reachable", fmt.Sprintf("%s version %s %s", off.APIURL, v, errText(err)))
+	if err != nil {
+		line(false, "waldur reachable", off.APIURL+": "+err.Error())
+	} else {
+		line(true, "waldur reachable", fmt.Sprintf("%s version %s", off.APIURL, v))
+	}
 	var answered *failure.StatusError
 	if err != nil && !errors.As(err, &answered) {
 		return out // no answer at all: the other checks would say the same
@@ -56,7 +60,11 @@ func diagnoseWaldur(ctx context.Context, cfg *config.Config, off config.Offering
 		line(o.BackendID == off.ClusterName, "cluster name", fmt.Sprintf("offering backend_id %q, backend_settings.cluster_name %q", o.BackendID, off.ClusterName))
 	}
 	orders, err := c.ListOrders(ctx, off.UUID, waldurclient.OrderPendingProvider, waldurclient.OrderExecuting)
-	line(err == nil, "open orders", fmt.Sprintf("%d pending or executing %s", len(orders), errText(err)))
+	if err != nil {
+		line(false, "open orders", err.Error())
+	} else {
+		line(true, "open orders", fmt.Sprintf("%d pending or executing", len(orders)))
+	}
 	return out
 }
 
@@ -101,13 +109,6 @@ func checkComponents(off config.Offering, o waldurclient.Offering) backends.Chec
 		return backends.Check{Name: "components", Detail: fmt.Sprintf("configured but missing in Waldur: %s (run site-agent load-components)", strings.Join(missing, ", "))}
 	}
 	return backends.Check{Name: "components", OK: true, Detail: fmt.Sprintf("%d in Waldur, %d configured", len(o.Components), len(off.Components))}
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return "— " + err.Error()
 }
 
 func hexEq(a, b string) bool {

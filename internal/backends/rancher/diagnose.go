@@ -75,10 +75,10 @@ func (b *Backend) rancherChecks(ctx context.Context) []backends.Check {
 // namespace list (both bounded by ctx).
 func (b *Backend) kubeChecks(ctx context.Context) []backends.Check {
 	v, err := b.kube.cs.Discovery().ServerVersion(ctx)
-	if err == nil {
-		_, err = b.kube.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1})
-	}
 	if err != nil {
+		return []backends.Check{check("kubernetes proxy", kubeErr("get version", err), "")}
+	}
+	if _, err := b.kube.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 		return []backends.Check{check("kubernetes proxy", kubeErr("list namespaces", err), "")}
 	}
 	return []backends.Check{check("kubernetes proxy", nil, fmt.Sprintf("/k8s/clusters/%s reaches Kubernetes %s", b.cfg.clusterID, v.GitVersion))}
