@@ -11,7 +11,7 @@ import (
 // usage_fraction of its limits) for the current period; past periods have no data.
 func (b *Backend) Usage(ctx context.Context, resources []backends.Resource, _ backends.Period, current bool) (map[string]backends.Usage, error) {
 	out := map[string]backends.Usage{}
-	if !current {
+	if !current && !b.settings.PastPeriods {
 		return out, nil
 	}
 	err := b.read(func(st *state) error {
