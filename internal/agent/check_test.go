@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,5 +56,19 @@ func TestCheckReportsEveryProblemAtOnce(t *testing.T) {
 	}
 	if _, berr := Build(cfg, Options{Mode: modes.ModeAll, Stdout: &strings.Builder{}}); berr == nil || berr.Error() != err.Error() {
 		t.Errorf("Build and Check disagree:\n%v\n%v", berr, err)
+	}
+}
+
+// The shipped example configurations pass the checks the agent runs before it starts (the
+// packages' test runs check-config on the installed copies).
+func TestShippedExamplesPassCheck(t *testing.T) {
+	for _, name := range []string{"inmemory", "openstack", "rancher", "rke2"} {
+		cfg, _, err := config.Load(filepath.Join("..", "..", "configs", name+".yaml"), config.Options{Environ: func() []string { return nil }})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if warnings, err := Check(cfg, modes.ModeAll); err != nil || len(warnings) > 0 {
+			t.Errorf("%s.yaml: %v (warnings %v)", name, err, warnings)
+		}
 	}
 }
