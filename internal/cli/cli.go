@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes.
@@ -85,7 +87,7 @@ func (a *app) execute(ctx context.Context, cmd *cobra.Command, args []string) in
 	if args == nil {
 		args = []string{} // cobra reads os.Args when given nil
 	}
-	cmd.SetArgs(args)
+	cmd.SetArgs(longFlagsWithOneDash(cmd, args))
 	cmd.SetOut(a.io.Stdout)
 	cmd.SetErr(a.io.Stderr)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
@@ -96,6 +98,35 @@ func (a *app) execute(ctx context.Context, cmd *cobra.Command, args []string) in
 		return ExitUsage
 	}
 	return a.code
+}
+
+// longFlagsWithOneDash keeps the command lines of earlier releases working, whose flag package
+// took long flags with one dash as well (-once, -config-file FILE): an argument that is one dash
+// and a long flag name of the command tree (with or without =value) gets its second dash.
+// Shorthands (-m all, -mall, -c FILE) are not long names and stay as they are.
+func longFlagsWithOneDash(root *cobra.Command, args []string) []string {
+	long := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { long[f.Name] = len(f.Name) > 1 })
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "--" {
+			copy(out[i:], args[i:])
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && long[name] {
+			out[i] = "-" + a
+		}
+	}
+	return out
 }
 
 // noArgs refuses positional arguments (every command takes flags only).

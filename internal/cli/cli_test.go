@@ -216,3 +216,21 @@ func TestHistoryFlags(t *testing.T) {
 		t.Errorf("missing --end-date: %+v", r)
 	}
 }
+
+// Command lines of earlier releases keep working: their flag package took long flags with one
+// dash too. Shorthands keep argparse's forms (-m all, -mall).
+func TestLongFlagsWithOneDash(t *testing.T) {
+	a := &app{io: IO{}}
+	root := a.root(nil)
+	got := longFlagsWithOneDash(root, []string{"-once", "-config-file=x.yaml", "-mode", "all", "-m", "all", "-mall", "-c", "f",
+		"--dry-run", "-max-age", "5", "-bogus", "--", "-once"})
+	want := []string{"--once", "--config-file=x.yaml", "--mode", "all", "-m", "all", "-mall", "-c", "f",
+		"--dry-run", "--max-age", "5", "-bogus", "--", "-once"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	r := invoke("site-agent", "check-config", "-config-file", filepath.Join(t.TempDir(), "none.yaml"))
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "none.yaml: file does not exist") {
+		t.Fatalf("check-config -config-file: %+v", r)
+	}
+}
