@@ -180,7 +180,7 @@ func TestPingAndDiagnose(t *testing.T) {
 			t.Errorf("check %s failed: %s", c.Name, c.Detail)
 		}
 	}
-	want := []string{"rancher api", "rancher token", "rancher cluster", "kubernetes proxy", "managed projects", "quota components",
+	want := []string{"rancher api", "rancher token", "rancher cluster", "managed projects", "quota components", "kubernetes proxy",
 		"keycloak realm", "keycloak server", "keycloak rights"}
 	if d := cmp.Diff(want, names); d != "" {
 		t.Fatalf("checks (-want +got):\n%s", d)
