@@ -87,8 +87,8 @@ e2e=()
 if [ "${KUBE:-1}" = 1 ]; then
   log "Kubernetes control plane binaries ($(elapsed))"
   ./scripts/kube/build.sh
-  packages+=(./internal/backends/rancher/... ./internal/backends/rke2/argocd/ ./internal/leader/... ./internal/vclusters/...)
-  e2e+=(Rancher LeaderElection)
+  packages+=(./internal/backends/rancher/... ./internal/backends/rancherkccrd/ ./internal/backends/rke2/argocd/ ./internal/leader/... ./internal/vclusters/...)
+  e2e+=(Rancher RancherKcCrd LeaderElection)
 fi
 if [ -n "$os_pid" ]; then
   log "waiting for OpenStack ($(elapsed))"

@@ -14,6 +14,7 @@ import (
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/backends/openstack"
 	"github.com/waldur/site-agent/internal/backends/rancher"
+	"github.com/waldur/site-agent/internal/backends/rancherkccrd"
 	rke2assembly "github.com/waldur/site-agent/internal/backends/rke2/assembly"
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
@@ -28,6 +29,7 @@ func Backends() *backends.Registry {
 	r.Register("inmemory", inmemory.New)
 	r.Register("openstack", openstack.New)
 	r.Register("rancher", rancher.New)
+	r.Register(rancherkccrd.Name, rancherkccrd.New)
 	r.Register("rke2", rke2assembly.New)
 	return r
 }

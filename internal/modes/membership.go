@@ -14,8 +14,9 @@ import (
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
 
-// Membership is the membership_sync mode: team → backend access, paused/downscaled flags,
-// enforced limits and backend metadata back to Waldur, and repair of drifted backend objects.
+// Membership is the membership_sync mode: team → backend access (or, for a backend that syncs
+// resource projects, their grants → the backend and its outcomes back, projects.go), paused/downscaled
+// flags, enforced limits and backend metadata back to Waldur, and repair of drifted backend objects.
 type Membership struct {
 	Env *Env
 	// SyncStamp is the age of Waldur's last_sync after which refresh_last_sync is sent (default
@@ -28,6 +29,10 @@ func (*Membership) Name() string { return ModeMembershipSync }
 
 // RunOnce syncs every OK or Erred resource of the offering that has a backend id.
 func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
+	pp, err := m.projectPass(ctx, u)
+	if err != nil {
+		return err
+	}
 	access, err := backendReady(ctx, m.Env, u, "resources left untouched")
 	if err != nil {
 		return err
@@ -36,7 +41,20 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 	if err != nil {
 		return fmt.Errorf("list resources: %w", err)
 	}
-	return m.syncAll(ctx, u, resources, access)
+	return m.syncAll(ctx, u, resources, access, pp)
+}
+
+// projectPass checks, for a backend that syncs resource projects, that Waldur serves them, and
+// reads whether the offering wants membership sync statuses (nil for other backends).
+func (m *Membership) projectPass(ctx context.Context, u *Unit) (*projectPass, error) {
+	if u.Backend.Projects == nil {
+		return nil, nil
+	}
+	version, err := requireResourceProjects(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return &projectPass{syncer: u.Backend.Projects, statuses: statusReporting(ctx, u, version)}, nil
 }
 
 // SyncResources syncs the given resources now, exactly as a membership pass syncs each one
@@ -52,21 +70,25 @@ func (m *Membership) SyncResources(ctx context.Context, u *Unit, resources []wc.
 	if len(keep) == 0 {
 		return nil
 	}
+	pp, err := m.projectPass(ctx, u)
+	if err != nil {
+		return err
+	}
 	access, err := backendReadyCached(ctx, m.Env, u, "resources left untouched")
 	if err != nil {
 		return err
 	}
-	return m.syncAll(ctx, u, keep, access)
+	return m.syncAll(ctx, u, keep, access, pp)
 }
 
 // syncAll syncs resources with bounded concurrency; one resource is never synced twice at
 // once. Without access (the backend's access service does not answer) members are left as
 // they are.
-func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resource, access bool) error {
+func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resource, access bool, pp *projectPass) error {
 	teams := newTeamCache(u.Waldur)
 	members := u.Backend.Members
 	if !access {
-		members = nil // membership changes wait until the backend's access service answers
+		members, pp = nil, nil // membership changes wait until the backend's access service answers
 	}
 	var accs accounts
 	if members != nil && hasBackendIDs(resources) {
@@ -87,7 +109,7 @@ func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resour
 			return
 		}
 		defer unlock()
-		if err := m.syncResource(ctx, u, members, teams, accs, r); err != nil {
+		if err := m.syncResource(ctx, u, members, pp, teams, accs, r); err != nil {
 			failed.Store(r.UUID, err)
 			m.fail(ctx, u, r, err)
 		}
@@ -100,8 +122,8 @@ func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resour
 	return nil
 }
 
-func (m *Membership) syncResource(ctx context.Context, u *Unit, members backends.MembershipManager, teams *teamCache, accs accounts,
-	r wc.Resource) error {
+func (m *Membership) syncResource(ctx context.Context, u *Unit, members backends.MembershipManager, pp *projectPass,
+	teams *teamCache, accs accounts, r wc.Resource) error {
 	res := toBackend(r, u.Components())
 	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
 	if rec := u.Backend.Reconciler; rec != nil {
@@ -119,6 +141,11 @@ func (m *Membership) syncResource(ctx context.Context, u *Unit, members backends
 			keep = nil // removals are unsafe when the account lists are unknown
 		}
 		if err := m.syncMembers(ctx, u, log, mm, res, desired, keep, accs.complete); err != nil {
+			return err
+		}
+	}
+	if pp != nil {
+		if err := m.syncProjects(ctx, u, log, pp, r, res); err != nil {
 			return err
 		}
 	}

@@ -218,8 +218,8 @@ func canProvision(s backends.Set) error {
 }
 
 func canSync(s backends.Set) error {
-	if s.Members == nil && s.Status == nil && s.Reconciler == nil && s.Limits == nil {
-		return fmt.Errorf("backend %q has nothing to sync (no membership, status, limits or repair)", s.Name)
+	if s.Members == nil && s.Projects == nil && s.Status == nil && s.Reconciler == nil && s.Limits == nil {
+		return fmt.Errorf("backend %q has nothing to sync (no membership, resource projects, status, limits or repair)", s.Name)
 	}
 	return nil
 }

@@ -58,6 +58,8 @@ type Unit struct {
 	registered bool
 	locks      keyLocks  // per resource: orders, membership
 	ping       pingCache // event-driven work pings the backend at most every pingEvery
+	release    releaseGate
+	sent       sentStatuses // membership sync reports last sent, per resource
 }
 
 // Components are the offering's configured components.

@@ -52,7 +52,7 @@ func (b *Backend) Probes() []backends.Probe {
 // rancherChecks: the API and the key first (nothing else answers without them).
 func (b *Backend) rancherChecks(ctx context.Context) []backends.Check {
 	var out []backends.Check
-	_, err := b.v3.ops(ctx)
+	err := b.v3.APIRoot(ctx)
 	out = append(out, check("rancher api", err, b.cfg.baseURL+"/v3 answers and accepts the API key"))
 	if err != nil {
 		return out
