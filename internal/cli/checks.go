@@ -20,13 +20,13 @@ func (a *app) checkConfigCommand() *cobra.Command {
 	var path string
 	cmd := &cobra.Command{Use: "check-config -c FILE", Short: "validate the configuration file and show every problem and warning", Args: noArgs}
 	configFlag(cmd, &path, "waldur-site-agent-config.yaml")
-	cmd.RunE = a.do(func(*cobra.Command, []string) int {
+	cmd.RunE = a.do(func(cmd *cobra.Command, _ []string) int {
 		printWarnings := func(warnings []string) {
 			for _, w := range warnings {
 				fmt.Fprintln(a.io.Stdout, "warning:", w)
 			}
 		}
-		c, err := loadChecked(path, a.io, printWarnings)
+		c, err := loadChecked(cmd.Context(), path, a.io, printWarnings)
 		if err != nil {
 			return exitCode(a.io, err)
 		}

@@ -40,7 +40,7 @@ func (a *app) loadComponentsCommand(name string) *cobra.Command {
 		if err := checkMode(f.mode); err != nil {
 			return exitCode(a.io, usageErr(err))
 		}
-		c, err := loadChecked(f.configFile, a.io, nil)
+		c, err := loadChecked(cmd.Context(), f.configFile, a.io, nil)
 		if err != nil {
 			return exitCode(a.io, err)
 		}

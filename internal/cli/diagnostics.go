@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // diagFlags are diagnostics' flags: the incumbent's -c and -m (waldur_site_diagnostics), the
@@ -42,7 +44,10 @@ func (a *app) diagnosticsCommand(name string) *cobra.Command {
 			return exitCode(a.io, usageErr(err))
 		}
 		out := newDiagOutput(a.io, f)
-		c, err := loadChecked(f.configFile, a.io, nil)
+		// vault: references are resolved under the same deadline as a check, a person waiting.
+		lctx, cancel := context.WithTimeout(upstream.Probing(cmd.Context()), f.timeout)
+		c, err := loadChecked(lctx, f.configFile, a.io, nil)
+		cancel()
 		if err != nil {
 			return out.invalid(err)
 		}

@@ -59,7 +59,7 @@ func (a *app) loadHistory(ctx context.Context, f *historyFlags) int {
 	if err != nil {
 		return exitCode(a.io, usageErr(err))
 	}
-	c, err := loadChecked(f.config, a.io, nil)
+	c, err := loadChecked(ctx, f.config, a.io, nil)
 	if err != nil {
 		return exitCode(a.io, err)
 	}

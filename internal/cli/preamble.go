@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -23,12 +25,17 @@ type checked struct {
 
 // loadChecked loads the file and runs the validation the agent runs before it starts
 // (agent.Check over every mode the offerings configure, so that what passes here also passes
-// `-m MODE`), without network calls beyond resolving secret references. showWarnings, when set,
-// is given the warnings even when the file is invalid, before the problems. Every problem is
-// returned at once (config.Errors: exit code 2). The logger writes to stderr, keeping stdout for
-// the command's report.
-func loadChecked(path string, io IO, showWarnings func([]string)) (*checked, error) {
-	cfg, warnings, err := config.Load(path, config.Options{Environ: io.Environ, Resolver: agent.SecretResolver})
+// `-m MODE`), without network calls beyond resolving secret references, which ctx bounds (30 s
+// when it has no deadline). showWarnings, when set, is given the warnings even when the file is
+// invalid, before the problems. Every problem is returned at once (config.Errors: exit code 2).
+// The logger writes to stderr, keeping stdout for the command's report.
+func loadChecked(ctx context.Context, path string, io IO, showWarnings func([]string)) (*checked, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+	}
+	cfg, warnings, err := config.Load(path, config.Options{Environ: io.Environ, Resolver: agent.SecretResolver, Context: ctx})
 	if err == nil {
 		var bw []string
 		bw, err = agent.Check(cfg, modes.ModeAll)

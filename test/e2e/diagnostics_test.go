@@ -70,9 +70,15 @@ const (
 // connections.
 func diagConfig(t *testing.T, n int, waldur, rancher, keycloak string) string {
 	t.Helper()
+	return diagConfigVault(t, n, waldur, rancher, keycloak, refusedURL(t))
+}
+
+// diagConfigVault is diagConfig with the Vault section's address.
+func diagConfigVault(t *testing.T, n int, waldur, rancher, keycloak, vault string) string {
+	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "upstreams:\n  waldur: {retries: 6, backoff_min: 2s}\n  rancher: {retries: 6, backoff_min: 2s}\n  keycloak: {retries: 6, backoff_min: 2s}\n")
-	fmt.Fprintf(&b, "vault: {address: %q, auth: {method: token, token: hvs.diag-vault-token}}\nofferings:\n", refusedURL(t))
+	fmt.Fprintf(&b, "vault: {address: %q, auth: {method: token, token: hvs.diag-vault-token}}\nofferings:\n", vault)
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, `  - name: off-%d
     waldur_api_url: %s/api/
@@ -254,5 +260,23 @@ func TestDiagnosticsPrintLinesAsChecksFinish(t *testing.T) {
 	t.Logf("refused Waldur line after %s, hanging Rancher line after %s", waldurAt.Round(time.Millisecond), rancherAt.Round(time.Millisecond))
 	if waldurAt == 0 || rancherAt == 0 || waldurAt > 1500*time.Millisecond || rancherAt < 2500*time.Millisecond || rancherAt > 4*time.Second {
 		t.Fatalf("want the Waldur line at once and the Rancher line at the 3 s deadline")
+	}
+}
+
+// A file whose secrets are in a Vault that hangs: diagnostics waits for it no longer than for a
+// check (the deadline, not the loader's 30 s) and says which key could not be resolved.
+func TestDiagnosticsVaultReferenceWithinTheDeadline(t *testing.T) {
+	down := refusedURL(t)
+	path := filepath.Join(t.TempDir(), "vault.yaml")
+	text := readFile(t, diagConfigVault(t, 1, down, down, down, hangingURL(t)))
+	text = strings.Replace(text, "waldur_api_token: "+diagWaldurToken, "waldur_api_token: vault:secret/waldur#token", 1)
+	writeFile(t, path, text)
+	r, took := runTimed(t, "diagnostics", "-c", path, "--timeout", "1s")
+	t.Logf("took %s: %s", took.Round(time.Millisecond), r)
+	if r.code != 2 || !strings.Contains(r.stderr, "offerings[0].waldur_api_token: cannot resolve vault:secret/waldur#token") {
+		t.Fatalf("want exit 2 naming the key: %s", r)
+	}
+	if took > 2*time.Second {
+		t.Errorf("took %s, want ≤ 2 s (the deadline + 1 s)", took)
 	}
 }
