@@ -1,6 +1,11 @@
 # Convenience targets; the README's commands work without make.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/waldur/site-agent/internal/cli.Version=$(VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The commit's time, not the clock's: the same source builds the same binary.
+BUILD_DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+CLI_PKG := github.com/waldur/site-agent/internal/cli
+# `site-agent version` prints these; where one is empty it falls back to the build information.
+LDFLAGS := -s -w -X $(CLI_PKG).Version=$(VERSION) -X $(CLI_PKG).Commit=$(COMMIT) -X $(CLI_PKG).BuildDate=$(BUILD_DATE)
 
 .PHONY: build install release demo test test-fast bench bench-events lint
 build:

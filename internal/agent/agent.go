@@ -32,6 +32,9 @@ type Options struct {
 	Logger          *zap.Logger        // nil: a new one at the configured level (a reload's)
 	Metrics         *telemetry.Metrics // process-wide; a reload keeps the counters
 	Version         string             // of the program: logs, metrics, registration, user agents
+	// History makes a one-off pass load past usage (modes.History); such a pass does not
+	// register the agent in Waldur.
+	History *modes.History
 }
 
 // Agent is an assembled, runnable set of modes (one, or all with -m all).
@@ -45,14 +48,43 @@ type Agent struct {
 	periods []time.Duration
 	closers []backends.Closer
 	secrets backends.SecretStore // one per agent, shared by its backends; nil without a vault section
+	// warnings are the backends' (unknown or ignored backend_settings keys), logged at Build.
+	warnings []string
 
 	mu      sync.Mutex
 	readyOK bool
 }
 
 // Build assembles the agent. It makes no network calls; every error it returns is a
-// configuration problem (exit code 2).
+// configuration problem (exit code 2): config.Errors with every problem of every offering and
+// mode, or the sentence of an unknown mode.
 func Build(cfg *config.Config, o Options) (*Agent, error) {
+	a, err := build(cfg, o)
+	if err != nil {
+		if a != nil {
+			a.Close()
+		}
+		return nil, err
+	}
+	return a, nil
+}
+
+// Check is the validation every command runs: it builds the agent for mode (modes.ModeAll: every
+// mode the offerings configure) as Build does, without logging, and discards it. It returns
+// the backends' warnings (the configuration's own come from config.Load) and every problem
+// Build would refuse to start with. It makes no network call.
+func Check(cfg *config.Config, mode string) (warnings []string, err error) {
+	a, err := build(cfg, Options{Mode: mode, Logger: zap.NewNop(), Metrics: telemetry.NewMetrics()})
+	if a != nil {
+		warnings = a.warnings
+		a.Close()
+	}
+	return warnings, err
+}
+
+// build is Build, returning the agent even when it fails (its warnings are the caller's), or nil
+// when it could not begin.
+func build(cfg *config.Config, o Options) (*Agent, error) {
 	log := o.Logger
 	if log == nil {
 		var err error
@@ -75,12 +107,9 @@ func Build(cfg *config.Config, o Options) (*Agent, error) {
 	a := &Agent{cfg: cfg, version: o.Version, log: log, metrics: metrics, hb: telemetry.NewHeartbeat(cfg.HeartbeatFile), secrets: secrets}
 	a.metrics.Info.WithLabelValues(o.Version, o.Mode).Set(1)
 	env := &modes.Env{Mode: o.Mode, Version: o.Version, Location: cfg.Location, ReportingPeriods: cfg.ReportingPeriods,
-		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log}
-	if err := a.assemble(cfg, o, env); err != nil {
-		a.Close()
-		return nil, err
-	}
-	return a, nil
+		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log,
+		History: o.History}
+	return a, a.assemble(cfg, o, env)
 }
 
 // run runs every task until ctx is cancelled (graceful) or fence is (at once; nil = never), and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -77,10 +78,15 @@ func (a *Agent) backend(reg *backends.Registry, off config.Offering, o Options, 
 			Components: off.Components, Logger: a.log.With(zap.String("backend", name)), DryRun: o.DryRun, Secrets: a.secrets,
 			Upstreams: a.cfg.Upstreams})
 		for _, w := range warnings {
-			a.log.Warn("configuration warning", zap.String("offering", off.Name), zap.String("detail", fmt.Sprintf("offerings[%d].%s: unknown key, ignored", off.Index, w)))
+			detail := fmt.Sprintf("offerings[%d].%s", off.Index, w)
+			if !strings.Contains(w, ": ") {
+				detail += ": unknown key, ignored"
+			}
+			a.warnings = append(a.warnings, detail)
+			a.log.Warn("configuration warning", zap.String("offering", off.Name), zap.String("detail", detail))
 		}
 		if err != nil {
-			return backends.Set{}, &config.Error{Path: a.cfg.Path, Offering: off.Label(), Key: fmt.Sprintf("offerings[%d]", off.Index), Problem: err.Error()}
+			return backends.Set{}, backendErrors(a.cfg.Path, off, err)
 		}
 	}
 	set := backends.RolesOf(name, b)
@@ -92,6 +98,25 @@ func (a *Agent) backend(reg *backends.Registry, off config.Offering, o Options, 
 		set = backends.DryRun(set)
 	}
 	return set, nil
+}
+
+// backendErrors turns a backend constructor's error — one problem, or several joined — into
+// configuration problems that name the offering and, where the backend's message starts with
+// it ("backend_settings.cluster_id: is required"), the key.
+func backendErrors(path string, off config.Offering, err error) config.Errors {
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	var out config.Errors
+	for _, e := range list {
+		key, problem := fmt.Sprintf("offerings[%d]", off.Index), e.Error()
+		if k, rest, ok := strings.Cut(problem, ": "); ok && strings.HasPrefix(k, "backend_settings") && !strings.ContainsAny(k, " \t") {
+			key, problem = key+"."+k, rest
+		}
+		out = append(out, &config.Error{Path: path, Offering: off.Label(), Key: key, Problem: problem})
+	}
+	return out
 }
 
 func (a *Agent) observer(name string) backends.Observer {

@@ -26,12 +26,18 @@ func ProbeClient(cfg *config.Config, off config.Offering, userAgent string, log 
 }
 
 // ProbeBackend builds the offering's backend of that name, from reg, for a one-off check
-// (diagnostics): its roles, with no decorators. The caller closes it (Set.Closer).
-func ProbeBackend(reg *backends.Registry, off config.Offering, name string, log *zap.Logger) (backends.Set, error) {
-	b, _, err := reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings, Components: off.Components,
-		Logger: log.With(zap.String("offering", off.Name), zap.String("backend", name))})
+// (diagnostics) exactly as Build does — the upstreams section's timeouts and retries, the
+// secret store of the vault section — with its roles and no decorators. The caller closes it
+// (Set.Closer). It makes no network call.
+func ProbeBackend(reg *backends.Registry, cfg *config.Config, off config.Offering, name string, log *zap.Logger) (backends.Set, error) {
+	secrets, err := secretStore(cfg)
 	if err != nil {
 		return backends.Set{}, err
+	}
+	b, _, err := reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings, Components: off.Components,
+		Logger: log.With(zap.String("offering", off.Name), zap.String("backend", name)), Secrets: secrets, Upstreams: cfg.Upstreams})
+	if err != nil {
+		return backends.Set{}, backendErrors(cfg.Path, off, err)
 	}
 	return backends.RolesOf(name, b), nil
 }

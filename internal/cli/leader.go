@@ -1,9 +1,10 @@
 package cli
 
 import (
-	"flag"
 	"strconv"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // leaderFlags are the --leader-elect flags (named as in Kubernetes' own components); each
@@ -15,8 +16,9 @@ type leaderFlags struct {
 	lease, renew, retry         time.Duration
 }
 
-func (l *leaderFlags) register(fs *flag.FlagSet) {
+func (l *leaderFlags) register(fs *pflag.FlagSet) {
 	fs.Var(&l.enabled, "leader-elect", "work only while holding a Kubernetes Lease, so that several replicas never work at once")
+	fs.Lookup("leader-elect").NoOptDefVal = "true" // --leader-elect alone, or --leader-elect=false
 	fs.StringVar(&l.namespace, "leader-elect-resource-namespace", "", "namespace of the Lease (default: the pod's own)")
 	fs.StringVar(&l.name, "leader-elect-resource-name", "", "name of the Lease (default site-agent)")
 	fs.StringVar(&l.identity, "leader-elect-identity", "", "this replica's identity in the Lease (default: host name and a random suffix)")
@@ -51,8 +53,8 @@ func (l *leaderFlags) overrides() map[string]any {
 // optBool is a boolean flag that remembers whether it was given.
 type optBool struct{ set, value bool }
 
-func (b *optBool) String() string   { return strconv.FormatBool(b.value) }
-func (b *optBool) IsBoolFlag() bool { return true }
+func (b *optBool) String() string { return strconv.FormatBool(b.value) }
+func (b *optBool) Type() string   { return "bool" }
 func (b *optBool) Set(s string) error {
 	v, err := strconv.ParseBool(s)
 	if err != nil {

@@ -3,9 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/config"
@@ -21,41 +22,75 @@ type runFlags struct {
 	periods                            map[string]time.Duration // of every mode run, resolved by checkRun
 }
 
-func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.mode, "m", modes.ModeOrderProcess, "mode: "+strings.Join(modes.Names(), ", ")+", or all (every mode the offerings configure)")
-	fs.StringVar(&f.mode, "mode", modes.ModeOrderProcess, "same as -m")
-	fs.StringVar(&f.configFile, "c", "waldur-site-agent-config.yaml", "configuration file")
-	fs.StringVar(&f.configFile, "config-file", "waldur-site-agent-config.yaml", "same as -c")
+// register adds the agent's flags to cmd: the incumbent's -m/--mode and -c/--config-file
+// (waldur_site_agent.common.utils.init_configuration), and site-agent's own.
+func (f *runFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVarP(&f.mode, "mode", "m", modes.ModeOrderProcess, "mode: "+strings.Join(modes.Names(), ", ")+", or all (every mode the offerings configure)")
+	configFlag(cmd, &f.configFile, "waldur-site-agent-config.yaml")
 	fs.BoolVar(&f.once, "once", false, "run one cycle and exit; the exit code says whether it succeeded")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "read Waldur and backends but change nothing")
 	fs.StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (overrides listen_address)")
 	fs.StringVar(&f.logLevel, "log-level", "", "override log_level (debug, info, warning, error)")
-	fs.DurationVar(&f.period, "period", 0, "override the cycle period of every mode (e.g. 30s); default from WALDUR_SITE_AGENT_MODE_PERIOD_MINUTES")
+	fs.DurationVar(&f.period, "period", 0, "override the cycle period of every mode (e.g. 30s); default from WALDUR_SITE_AGENT_<MODE>_PERIOD_MINUTES")
 	f.leader.register(fs)
+	modeCompletion(cmd, true)
+	_ = cmd.RegisterFlagCompletionFunc("log-level", fixedCompletion("debug", "info", "warning", "error"))
 }
 
-func runCmd(ctx context.Context, args []string, io IO) int {
-	s := spec{name: "site-agent", overrides: true, check: checkRun, logTo: toStdout}
-	return command(ctx, s, args, io, func(ctx context.Context, inv *invocation) error {
-		f := inv.flags
-		opts := agent.Options{Mode: f.mode, DryRun: f.dryRun, Periods: f.periods, Warnings: inv.warnings, Stdout: io.Stdout,
-			Metrics: telemetry.NewMetrics(), Logger: inv.log, Version: Version}
-		a, err := agent.Build(inv.cfg, opts)
-		if err != nil {
-			return usageErr(err)
-		}
-		el, err := agent.NewElector(inv.cfg, a)
-		if err != nil {
-			a.Close()
-			return usageErr(err)
-		}
-		if f.once {
-			defer a.Close()
-			return a.RunOnce(ctx)
-		}
-		opts.Logger = nil // a reload builds the logger of the new configuration
-		return agent.Supervise(ctx, a, reloader(f, opts, io), el)
-	})
+// configFlag adds -c/--config-file (the incumbent's names) with its completion.
+func configFlag(cmd *cobra.Command, p *string, def string) {
+	cmd.Flags().StringVarP(p, "config-file", "c", def, "configuration file")
+	_ = cmd.MarkFlagFilename("config-file", "yaml", "yml")
+}
+
+// modeCompletion completes -m with the registry's modes (and all, where it is accepted).
+func modeCompletion(cmd *cobra.Command, all bool) {
+	names := modes.Names()
+	if all {
+		names = append(names, modes.ModeAll)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("mode", fixedCompletion(names...))
+}
+
+func fixedCompletion(values ...string) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// runAgent runs the agent: checked flags, the loaded configuration, agent.Build (which refuses
+// the configuration with every problem it has), then one pass (--once) or supervision.
+func (a *app) runAgent(ctx context.Context, f *runFlags) int {
+	io := a.io
+	if err := checkRun(f, io); err != nil {
+		return exitCode(io, usageErr(err))
+	}
+	cfg, warnings, err := config.Load(f.configFile, config.Options{Environ: io.Environ, Overrides: f.overrides(), Resolver: agent.SecretResolver})
+	if err != nil {
+		return exitCode(io, err)
+	}
+	log, err := telemetry.NewLogger(io.Stdout, cfg.LogLevel)
+	if err != nil {
+		return exitCode(io, usageErr(err))
+	}
+	opts := agent.Options{Mode: f.mode, DryRun: f.dryRun, Periods: f.periods, Warnings: warnings, Stdout: io.Stdout,
+		Metrics: telemetry.NewMetrics(), Logger: log, Version: Version}
+	ag, err := agent.Build(cfg, opts)
+	if err != nil {
+		return exitCode(io, usageErr(err))
+	}
+	el, err := agent.NewElector(cfg, ag)
+	if err != nil {
+		ag.Close()
+		return exitCode(io, usageErr(err))
+	}
+	if f.once {
+		defer ag.Close()
+		return exitCode(io, ag.RunOnce(ctx))
+	}
+	opts.Logger = nil // a reload builds the logger of the new configuration
+	return exitCode(io, agent.Supervise(ctx, ag, reloader(*f, opts, io), el))
 }
 
 // reloader returns a function that loads the configuration again and builds a fresh agent.

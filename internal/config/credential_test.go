@@ -101,7 +101,7 @@ func TestCredentialProblemsNameTheKey(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
-			if _, ok := err.(*Error); !ok {
+			if es, ok := err.(Errors); !ok || len(es) != 1 {
 				t.Fatalf("%T is not a configuration error (exit 2)", err)
 			}
 		})

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/waldur/site-agent/internal/yaml11"
 )
 
 // plainTextWarnings names every key that makes the agent send credentials in plain text or
@@ -35,7 +37,7 @@ func plainTextWarnings(cfg *Config) []string {
 	if cfg.Vault != nil {
 		w = append(w, settingsWarnings("vault", cfg.Vault)...)
 		addr, _ := cfg.Vault["address"].(string)
-		if skip, _ := cfg.Vault["tls_skip_verify"].(bool); skip && !loopbackURL(addr) {
+		if skip, _ := yaml11.Bool(cfg.Vault["tls_skip_verify"]); skip && !loopbackURL(addr) {
 			w = append(w, "vault.tls_skip_verify: true: Vault's certificate is not checked, so whoever answers in its place gets the Vault token")
 		}
 	}
@@ -53,17 +55,16 @@ func settingsWarnings(path string, m map[string]any) []string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		key := path + "." + k
-		switch v := m[k].(type) {
-		case map[string]any:
-			w = append(w, settingsWarnings(key, v)...)
-		case string:
-			if isURLKey(k) && plainURL(v) {
-				w = append(w, key+": "+plainText("credentials", v))
-			}
-		case bool:
-			if !v && isVerifyKey(k) && !loopbackURL(verifiedURL(k, m)) {
-				w = append(w, key+": false: the server's certificate is not checked, so whoever answers in its place gets the credentials")
-			}
+		if sub, ok := m[k].(map[string]any); ok {
+			w = append(w, settingsWarnings(key, sub)...)
+			continue
+		}
+		if v, ok := m[k].(string); ok && isURLKey(k) && plainURL(v) {
+			w = append(w, key+": "+plainText("credentials", v))
+		}
+		// yes/no/on/off count as booleans here too, as they do where the setting is read.
+		if v, ok := yaml11.Bool(m[k]); ok && !v && isVerifyKey(k) && !loopbackURL(verifiedURL(k, m)) {
+			w = append(w, key+": false: the server's certificate is not checked, so whoever answers in its place gets the credentials")
 		}
 	}
 	return w

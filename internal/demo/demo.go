@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,6 +40,9 @@ func run(ctx context.Context, args []string, io cli.IO) int {
 	serve := fs.String("serve", "", "instead of the scripted demo, serve the seeded Waldur simulator on this address (e.g. 127.0.0.1:8080) until interrupted")
 	orders := fs.Int("orders", 5, "with --serve: Create orders to seed")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cli.ExitOK
+		}
 		return cli.ExitUsage
 	}
 	if *serve != "" {

@@ -42,6 +42,12 @@ type Spec struct {
 	// New builds the mode's runner over the units assembled for it; its errors are
 	// configuration errors.
 	New func(p TaskParams) (*Runner, error)
+	// OnePass names the incumbent's console scripts whose job is one pass of this mode
+	// (waldur_sync_offering_users, …): the binary, called by one of them, runs the mode once.
+	OnePass []string
+	// History says the mode reports the months of Env.History when it is set (the incumbent's
+	// waldur_site_load_historical_usage is a pass of it over the months given).
+	History bool
 }
 
 // TaskParams is what a Spec's New gets: its own Env (Env.Mode is the mode), the units of the
@@ -73,9 +79,11 @@ func Specs() []Spec {
 		{Name: ModeOrderProcess, Period: 5 * time.Minute, PeriodEnv: periodEnv(ModeOrderProcess), Processor: "OfferingOrderProcessor",
 			BackendKey: orderBackend, Requires: canProvision, Skip: skipOrders, New: polling(func(env *Env) Mode { return &Orders{Env: env} })},
 		{Name: ModeMembershipSync, Period: 5 * time.Minute, PeriodEnv: periodEnv(ModeMembershipSync), Processor: "OfferingMembershipProcessor",
-			BackendKey: membershipBackend, Requires: canSync, Skip: skipMembership, New: polling(func(env *Env) Mode { return &Membership{Env: env} })},
+			BackendKey: membershipBackend, Requires: canSync, Skip: skipMembership, New: polling(func(env *Env) Mode { return &Membership{Env: env} }),
+			OnePass: []string{"waldur_sync_offering_users", "waldur_sync_resource_limits"}},
 		{Name: ModeReport, Period: 30 * time.Minute, PeriodEnv: periodEnv(ModeReport), Processor: "OfferingReportProcessor",
-			BackendKey: reportBackend, Requires: canReport, Skip: skipReport, New: polling(func(env *Env) Mode { return &Report{Env: env} })},
+			BackendKey: reportBackend, Requires: canReport, Skip: skipReport, New: polling(func(env *Env) Mode { return &Report{Env: env} }),
+			History: true},
 		eventModeSpec(),
 	}
 }

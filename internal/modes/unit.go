@@ -28,6 +28,9 @@ type Env struct {
 	Heartbeat        *telemetry.Heartbeat
 	Now              func() time.Time
 	Log              *zap.Logger
+	// History, set for a one-off load of past usage, replaces the months the mode whose Spec has
+	// History reports (the other modes ignore it).
+	History *History
 }
 
 func (e *Env) now() time.Time {

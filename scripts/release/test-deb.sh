@@ -118,6 +118,9 @@ for f in inmemory rancher openstack rke2; do
 	/usr/bin/site-agent check-config -c "/usr/share/doc/site-agent/examples/$f.yaml" >/dev/null ||
 		fail "check-config rejects the installed example $f.yaml"
 done
+for name in "${names[@]}"; do # the binary is the command it is called by
+	out=$("/usr/bin/$name" --help) && [[ $out == *"$name"* ]] || fail "/usr/bin/$name --help does not answer as $name: $out"
+done
 # The configuration where the units read it, readable by the agent's group only.
 config=/etc/waldur/waldur-site-agent-config.yaml
 install -m 0640 -o root -g site-agent /usr/share/doc/site-agent/examples/inmemory.yaml "$config"

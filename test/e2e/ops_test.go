@@ -130,7 +130,7 @@ func TestDiagnosticsAndLoadComponents(t *testing.T) {
 		t.Fatalf("diagnostics: %s", r)
 	}
 	t.Logf("diagnostics output:\n%s", r.stdout)
-	for _, want := range []string{"waldur reachable", "credentials", "offering readable", "permissions", "backend inmemory", "all checks passed"} {
+	for _, want := range []string{"waldur reachable", "credentials", "offering readable", "permissions", "inmemory · in-memory state", "all checks passed"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("diagnostics output lacks %q:\n%s", want, r.stdout)
 		}

@@ -193,8 +193,13 @@ func (b *Backend) explain(err error) error {
 	return err
 }
 
-// Diagnose reports the API server and the custom resources the agent can see.
-func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
+// Probes implements backends.Diagnoser: the API server and the custom resources the agent can
+// see.
+func (b *Backend) Probes() []backends.Probe {
+	return []backends.Probe{{Upstream: "kubernetes", Run: b.diagnose}}
+}
+
+func (b *Backend) diagnose(ctx context.Context) []backends.Check {
 	var checks []backends.Check
 	v, err := b.kube.g.ServerVersion(ctx)
 	if err != nil {

@@ -41,7 +41,7 @@ func TestRBACOfConfigsIsEnough(t *testing.T) {
 	if names := c.names(); len(names) != 2 {
 		t.Fatalf("after the agent's sync: %v", names)
 	}
-	for _, check := range agent.Diagnose(ctx) {
+	for _, check := range agent.diagnose(ctx) {
 		if !check.OK {
 			t.Errorf("diagnostics: %s: %s", check.Name, check.Detail)
 		}

@@ -44,7 +44,7 @@ func TestSettingsErrorsNameTheKey(t *testing.T) {
 		{"unknown key", backends.Settings{"backend_url": "https://r"}, "backend_settings.backend_url: not a rancher-kc-crd setting; known:"},
 		{"namespace", backends.Settings{"namespace": "Waldur_System"}, "backend_settings.namespace: \"Waldur_System\""},
 		{"empty role template", backends.Settings{"role_map": map[string]any{"project_member": ""}}, "backend_settings.role_map: \"project_member\""},
-		{"wrong type", backends.Settings{"keycloak_use_user_id": "yes"}, "keycloak_use_user_id"},
+		{"wrong type", backends.Settings{"keycloak_use_user_id": "sometimes"}, "keycloak_use_user_id"},
 		{"cluster role map", backends.Settings{"cluster_role_map": map[string]any{"": "cluster-member"}}, "backend_settings.cluster_role_map"},
 	}
 	for _, tc := range cases {

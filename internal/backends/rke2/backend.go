@@ -135,14 +135,17 @@ func (b *Backend) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Diagnose reports Rancher, Vault and OpenStack line by line.
-func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
-	checks := b.d.Rancher.Diagnose(ctx)
-	checks = append(checks, b.d.Vault.Check(ctx))
-	if b.d.ArgoCD != nil {
-		checks = append(checks, b.d.ArgoCD.Check(ctx))
+// Probes implements backends.Diagnoser: Rancher, Vault, Argo CD (when configured) and OpenStack,
+// each on its own.
+func (b *Backend) Probes() []backends.Probe {
+	one := func(check func(context.Context) backends.Check) func(context.Context) []backends.Check {
+		return func(ctx context.Context) []backends.Check { return []backends.Check{check(ctx)} }
 	}
-	return append(checks, b.d.Infra.Diagnose(ctx)...)
+	probes := []backends.Probe{{Upstream: "rancher", Run: b.d.Rancher.Diagnose}, {Upstream: "vault", Run: one(b.d.Vault.Check)}}
+	if b.d.ArgoCD != nil {
+		probes = append(probes, backends.Probe{Upstream: "argocd", Run: one(b.d.ArgoCD.Check)})
+	}
+	return append(probes, backends.Probe{Upstream: "openstack", Run: b.d.Infra.Diagnose})
 }
 
 // notReady is the error of a call that made progress (or waits) but has not finished.

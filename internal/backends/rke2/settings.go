@@ -1,6 +1,7 @@
 package rke2
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -191,20 +192,9 @@ func (s *Settings) applyDefaults() {
 	s.Timeouts.applyDefaults()
 }
 
+// validate reports the first problem of each part of the settings, all at once.
 func (s *Settings) validate() error {
-	if err := s.validateCore(); err != nil {
-		return err
-	}
-	if err := s.validateVolumes(); err != nil {
-		return err
-	}
-	if err := s.OpenStack.validate(); err != nil {
-		return err
-	}
-	if err := s.Timeouts.validate(); err != nil {
-		return err
-	}
-	return s.validateIntegrations()
+	return errors.Join(s.validateCore(), s.validateVolumes(), s.OpenStack.validate(), s.Timeouts.validate(), s.validateIntegrations())
 }
 
 func (s *Settings) validateCore() error {

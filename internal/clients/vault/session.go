@@ -70,6 +70,7 @@ func apiConfig(cfg Config) (*api.Config, error) {
 		MinRetryWait:     cfg.BackoffMin,
 		MaxRetryWait:     cfg.BackoffMax,
 		Backoff:          retryablehttp.DefaultBackoff,
+		CheckRetry:       upstream.ProbeAware(api.DefaultRetryPolicy), // diagnostics: a refused connection is not retried
 		DisableRedirects: true,
 	}
 	if cfg.CACert != "" || cfg.TLSSkipVerify {
