@@ -19,7 +19,7 @@ fail() {
 	printf 'test-deb: FAIL: %s\n' "$*" >&2
 	exit 1
 }
-[ "$(id -u)" = 0 ] || fail "needs root (dpkg -i); run as root or leave it out with DEB=0"
+[ "$(id -u)" = 0 ] || fail "needs root to install the package; run as root or leave it out with DEB=0"
 t0=$(date +%s)
 work=$(mktemp -d)
 marker=/var/tmp/site-agent-test-deb.marker
@@ -83,7 +83,7 @@ with_lock_wait dpkg -i "$deb" >"$work/dpkg.log" 2>&1 || {
 	fail "dpkg -i"
 }
 dpkg-query -W -f '${Status}' site-agent | grep -q 'install ok installed' || fail "not installed"
-mapfile -t owned < <(dpkg -L site-agent | grep -vx '/\.')
+mapfile -t owned < <(dpkg-query -L site-agent | grep -vx '/\.')
 
 expect_stat /usr/bin/site-agent "755 root root"
 expect_stat /etc/waldur "750 root site-agent"
@@ -191,7 +191,7 @@ with_lock_wait dpkg --purge site-agent >"$work/dpkg.log" 2>&1 || {
 }
 for path in "${owned[@]}"; do
 	[ -e "$path" ] || [ -L "$path" ] || continue
-	dpkg -S "$path" >/dev/null 2>&1 && continue # shared with another package (/usr/bin, …)
+	dpkg-query -S "$path" >/dev/null 2>&1 && continue # shared with another package (/usr/bin, …)
 	fail "$path is left after the purge"
 done
 [ ! -e /etc/waldur ] || fail "/etc/waldur is left after the purge"
