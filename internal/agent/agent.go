@@ -31,6 +31,7 @@ type Options struct {
 	BackendOverride func(off config.Offering) backends.Backend
 	Logger          *zap.Logger        // nil: a new one at the configured level (a reload's)
 	Metrics         *telemetry.Metrics // process-wide; a reload keeps the counters
+	Status          *telemetry.Status  // process-wide, what /status shows; nil: a new one
 	Version         string             // of the program: logs, metrics, registration, user agents
 }
 
@@ -40,6 +41,7 @@ type Agent struct {
 	version string
 	log     *zap.Logger
 	metrics *telemetry.Metrics
+	status  *telemetry.Status
 	hb      *telemetry.Heartbeat
 	tasks   []*modes.Runner
 	periods []time.Duration
@@ -56,7 +58,7 @@ func Build(cfg *config.Config, o Options) (*Agent, error) {
 	log := o.Logger
 	if log == nil {
 		var err error
-		if log, err = telemetry.NewLogger(o.Stdout, cfg.LogLevel); err != nil {
+		if log, err = telemetry.NewLoggerFormat(o.Stdout, cfg.LogLevel, cfg.LogFormat); err != nil {
 			return nil, err
 		}
 	}
@@ -72,13 +74,20 @@ func Build(cfg *config.Config, o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, version: o.Version, log: log, metrics: metrics, hb: telemetry.NewHeartbeat(cfg.HeartbeatFile), secrets: secrets}
+	status := o.Status
+	if status == nil {
+		status = telemetry.NewStatus(o.Version)
+	}
+	a := &Agent{cfg: cfg, version: o.Version, log: log, metrics: metrics, status: status, hb: telemetry.NewHeartbeat(cfg.HeartbeatFile), secrets: secrets}
 	a.metrics.Info.WithLabelValues(o.Version, o.Mode).Set(1)
 	env := &modes.Env{Mode: o.Mode, Version: o.Version, Location: cfg.Location, ReportingPeriods: cfg.ReportingPeriods,
-		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log}
+		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Status: status, Heartbeat: a.hb, Log: log}
 	if err := a.assemble(cfg, o, env); err != nil {
 		a.Close()
 		return nil, err
+	}
+	for _, t := range a.tasks {
+		t.Declare() // series at zero and the status page's offerings, before any cycle
 	}
 	return a, nil
 }

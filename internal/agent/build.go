@@ -1,11 +1,9 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -17,7 +15,6 @@ import (
 	rke2assembly "github.com/waldur/site-agent/internal/backends/rke2/assembly"
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/upstream"
 	"github.com/waldur/site-agent/internal/waldurclient"
 )
@@ -87,28 +84,11 @@ func (a *Agent) backend(reg *backends.Registry, off config.Offering, o Options, 
 	if set.Closer != nil {
 		a.closers = append(a.closers, set.Closer)
 	}
-	set = backends.Instrument(set, a.observer(name))
+	set = backends.Instrument(set, a.observeBackend(off, name))
 	if o.DryRun {
 		set = backends.DryRun(set)
 	}
 	return set, nil
-}
-
-func (a *Agent) observer(name string) backends.Observer {
-	return func(op string, took time.Duration, err error) {
-		result := "ok"
-		switch {
-		case err == nil:
-		case failure.IsTransient(err):
-			result = "transient"
-		case errors.Is(err, failure.ErrNotFound):
-			result = "not_found"
-		default:
-			result = "error"
-		}
-		a.metrics.BackendOps.WithLabelValues(name, op, result).Inc()
-		a.metrics.BackendLatency.WithLabelValues(name, op).Observe(took.Seconds())
-	}
 }
 
 func (a *Agent) waldurClient(cfg *config.Config, off config.Offering, o Options, clients map[string]*http.Client) (*waldurclient.Client, error) {
@@ -124,10 +104,7 @@ func (a *Agent) waldurClient(cfg *config.Config, off config.Offering, o Options,
 	opts := waldurclient.Options{BaseURL: off.APIURL, Token: off.Token, HTTPClient: hc, DryRun: o.DryRun,
 		Retry:     cfg.Upstreams.Get(upstream.Waldur).RetryPolicy(),
 		UserAgent: "site-agent-" + o.Mode + "/" + a.version, Logger: a.log.With(zap.String("offering", off.Name)),
-		OnRequest: func(ri waldurclient.RequestInfo) {
-			a.metrics.WaldurRequests.WithLabelValues(off.Name, ri.Method, ri.Endpoint, strconv.Itoa(ri.Status)).Inc()
-			a.metrics.WaldurLatency.WithLabelValues(ri.Method, ri.Endpoint).Observe(ri.Duration.Seconds())
-		}}
+		OnRequest: a.observeWaldur(off)}
 	opts.OIDC = oidc(off)
 	c, err := waldurclient.New(opts)
 	if err != nil {

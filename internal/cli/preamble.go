@@ -119,7 +119,7 @@ func preamble(s spec, args []string, io IO) (*invocation, error) {
 	if s.logTo != nil {
 		w = s.logTo(io)
 	}
-	log, err := telemetry.NewLogger(w, cfg.LogLevel)
+	log, err := telemetry.NewLoggerFormat(w, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("log_level: %w", err))
 	}

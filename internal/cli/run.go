@@ -39,7 +39,7 @@ func runCmd(ctx context.Context, args []string, io IO) int {
 	return command(ctx, s, args, io, func(ctx context.Context, inv *invocation) error {
 		f := inv.flags
 		opts := agent.Options{Mode: f.mode, DryRun: f.dryRun, Periods: f.periods, Warnings: inv.warnings, Stdout: io.Stdout,
-			Metrics: telemetry.NewMetrics(), Logger: inv.log, Version: Version}
+			Metrics: telemetry.NewMetrics(), Status: telemetry.NewStatus(Version), Logger: inv.log, Version: Version}
 		a, err := agent.Build(inv.cfg, opts)
 		if err != nil {
 			return usageErr(err)
