@@ -71,7 +71,7 @@ func (a *Agent) backend(reg *backends.Registry, off config.Offering, o Options, 
 		var warnings []string
 		var err error
 		b, warnings, err = reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings,
-			Components: off.Components, Logger: a.log.With(zap.String("backend", name)), DryRun: o.DryRun, Secrets: a.secrets,
+			Components: off.Components, Logger: a.log.With(zap.String("offering", off.Name), zap.String("backend", name)), DryRun: o.DryRun, Secrets: a.secrets,
 			Upstreams: a.cfg.Upstreams})
 		for _, w := range warnings {
 			a.log.Warn("configuration warning", zap.String("offering", off.Name), zap.String("detail", fmt.Sprintf("offerings[%d].%s: unknown key, ignored", off.Index, w)))

@@ -42,7 +42,7 @@ func Supervise(ctx context.Context, first *Agent, reload func() (*Agent, error),
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
-		first.log.Info("serving metrics, health and status", zap.String("address", bound.String()))
+		first.log.Info("serving metrics and health", zap.String("address", bound.String()))
 	}
 	telemetry.FeedWatchdog(ctx, func() error { return current.Load().live() }, first.log)
 	hup := make(chan os.Signal, 1)

@@ -40,11 +40,19 @@ func StatusJSON(s *Status) http.Handler {
 }
 
 var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
-	"at": clock, "rel": relative, "secs": seconds,
+	"at": clock, "when": short, "rel": relative, "secs": seconds, "age": func(now, t time.Time) string { return span(max(now.Sub(t), 0)) },
 }).Parse(statusTemplate))
 
 // clock formats t in UTC to the second.
 func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+// short formats t for a table cell: the time of day (UTC) on the day of now, else the date too.
+func short(now, t time.Time) string {
+	if t.UTC().Format(time.DateOnly) == now.UTC().Format(time.DateOnly) {
+		return t.UTC().Format(time.TimeOnly)
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
 
 // relative says how far t is from now: "12s ago", "in 4m10s".
 func relative(now, t time.Time) string {
@@ -119,20 +127,20 @@ code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:12px}
 <section class="offering" data-uuid="{{.UUID}}"><h2>{{.Name}} <code>{{.UUID}}</code></h2>
 <p class="facts"><span>orders pending: <b>{{.Pending}}</b></span><span>in flight: <b>{{len .InFlight}}</b></span>
 {{- range .Upstreams}}<span>{{.Upstream}}: {{if .Degraded}}<span class="badge error">degraded</span>{{else}}<span class="badge ok">ok</span>{{end}} <span class="muted">{{.Errors}} failed of {{.Calls}} calls</span></span>{{end}}</p>
-<table class="modes"><thead><tr><th>mode</th><th>period</th><th>state</th><th>last cycle</th><th>took</th><th>result</th><th>next cycle</th><th>cycles (failed)</th></tr></thead><tbody>
+<table class="modes"><thead><tr><th>mode</th><th>period</th><th>state</th><th>last cycle (UTC)</th><th>took</th><th>result</th><th>next cycle (UTC)</th><th>cycles (failed)</th></tr></thead><tbody>
 {{- range .Modes}}
 <tr data-mode="{{.Mode}}"><td><b>{{.Mode}}</b></td><td>{{secs .PeriodSeconds}}</td>
-<td>{{if .Running}}<span class="badge run">running</span>{{with .RunningSince}} for {{rel $now .}}{{end}}{{else}}<span class="badge idle">idle</span>{{end}}</td>
-{{- with .Last}}<td>{{at .Finished}} <span class="muted">({{rel $now .Finished}})</span></td><td>{{secs .DurationSeconds}}</td>
+<td>{{if .Running}}<span class="badge run">running</span>{{with .RunningSince}} for {{age $now .}}{{end}}{{else}}<span class="badge idle">idle</span>{{end}}</td>
+{{- with .Last}}<td>{{when $now .Finished}} <span class="muted">({{rel $now .Finished}})</span></td><td>{{secs .DurationSeconds}}</td>
 <td>{{if eq .Result "ok"}}<span class="badge ok">ok</span>{{else}}<span class="badge error">error</span> <span class="msg">{{.Error}}</span>{{end}}</td>
 {{- else}}<td class="muted">none yet</td><td></td><td></td>{{end}}
-<td>{{if .Running}}<span class="muted">after this one</span>{{else}}{{with .Next}}{{at .}} <span class="muted">({{rel $now .}})</span>{{else}}<span class="muted">not scheduled</span>{{end}}{{end}}</td>
+<td>{{if .Running}}<span class="muted">after this one</span>{{else}}{{with .Next}}{{when $now .}} <span class="muted">({{rel $now .}})</span>{{else}}<span class="muted">not scheduled</span>{{end}}{{end}}</td>
 <td>{{.Cycles}} ({{.Failures}})</td></tr>
 {{- end}}
 </tbody></table>
 {{- if .InFlight}}
-<table class="orders"><thead><tr><th>order in flight</th><th>type</th><th>resource</th><th>since</th></tr></thead><tbody>
-{{- range .InFlight}}<tr><td><code>{{.UUID}}</code></td><td>{{.Type}}</td><td>{{.ResourceName}} <code>{{.ResourceUUID}}</code></td><td>{{rel $now .Since}}</td></tr>{{end}}
+<table class="orders"><thead><tr><th>order in flight</th><th>type</th><th>resource</th><th>worked on for</th></tr></thead><tbody>
+{{- range .InFlight}}<tr><td><code>{{.UUID}}</code></td><td>{{.Type}}</td><td>{{.ResourceName}} <code>{{.ResourceUUID}}</code></td><td>{{age $now .Since}}</td></tr>{{end}}
 </tbody></table>{{end}}
 {{- if .Listeners}}
 <p class="facts">event listeners: {{range .Listeners}}<span>{{.ObjectType}} {{if .Connected}}<span class="badge ok">subscribed</span>{{else}}<span class="badge error">disconnected</span>{{end}} <span class="muted">since {{rel $now .Since}}</span></span>{{end}}</p>{{end}}
@@ -149,8 +157,8 @@ code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:12px}
 </section>
 <section id="errors"><h2>Last errors <span class="muted">({{len .Errors}} shown, {{.ErrorsTotal}} since start)</span></h2>
 {{- if .Errors}}
-<table><thead><tr><th>when</th><th>offering</th><th>where</th><th>message</th></tr></thead><tbody>
-{{- range .Errors}}<tr><td style="white-space:nowrap">{{at .At}} <span class="muted">({{rel $now .At}})</span></td><td>{{.Offering}}</td><td>{{.Source}}</td><td class="msg">{{.Message}}</td></tr>{{end}}
+<table><thead><tr><th>when (UTC)</th><th>offering</th><th>where</th><th>message</th></tr></thead><tbody>
+{{- range .Errors}}<tr><td style="white-space:nowrap">{{when $now .At}} <span class="muted">({{rel $now .At}})</span></td><td>{{.Offering}}</td><td>{{.Source}}</td><td class="msg">{{.Message}}</td></tr>{{end}}
 </tbody></table>
 {{- else}}<p class="muted">none</p>{{end}}
 </section>

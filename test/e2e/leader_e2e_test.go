@@ -153,6 +153,11 @@ func TestLeaderElectionFailover(t *testing.T) {
 	waitFor(t, 10*time.Second, "replica b to see a as leader", func() bool {
 		return strings.Contains(probe(t, b, "/readyz"), "standby b, leader a")
 	})
+	// The status page says the same: b stands by, a holds the lease since it took it.
+	if st := probe(t, b, "/status.json"); !strings.Contains(st, `"election": true`) || !strings.Contains(st, `"leading": false`) ||
+		!strings.Contains(st, `"holder": "a"`) || !strings.Contains(st, `"acquired": "`) {
+		t.Errorf("b's /status.json does not show it standing by for a:\n%s", st)
+	}
 	standbyReloads(t, b, filepath.Join(e.dir, "b.yaml"))
 	done := func() int { return e.orderStates()[waldursim.OrderDone] }
 	waitFor(t, 60*time.Second, "half of the orders", func() bool { return done() >= orders/2 })
@@ -172,6 +177,9 @@ func TestLeaderElectionFailover(t *testing.T) {
 		atKill, orders, takeover.Round(time.Millisecond), haLease, haRenew, haRetry)
 	if takeover > haLease+3*haRetry+2*time.Second {
 		t.Errorf("takeover took %s, more than the lease duration %s plus retries", takeover, haLease)
+	}
+	if st := probe(t, b, "/status"); !strings.Contains(st, "<b>leader</b> <code>b</code>") || !strings.Contains(st, "Cloud Compute") {
+		t.Errorf("b's /status after the takeover does not show it leading")
 	}
 	if !strings.Contains(probe(t, b, "/readyz"), "200 ok: leader b") {
 		t.Errorf("b's readiness after the takeover: %s", probe(t, b, "/readyz"))
