@@ -77,6 +77,26 @@ func TestRunnerDeclaresAndRecordsCycles(t *testing.T) {
 	}
 }
 
+// checkOrderLines: each backend line names an order and that order's resource; the lines are
+// two creates, a limits change and a deletion.
+func checkOrderLines(t *testing.T, lines []observer.LoggedEntry, resourceOf map[string]string) {
+	t.Helper()
+	ops := map[string]int{}
+	for _, e := range lines {
+		fields := e.ContextMap()
+		order, _ := fields[backends.OrderUUIDField].(string)
+		res, _ := fields[backends.ResourceUUIDField].(string)
+		if order == "" || resourceOf[order] == "" || res != resourceOf[order] {
+			t.Errorf("backend log line %q names order %q and resource %q: %v", e.Message, order, res, fields)
+		}
+		op, _ := fields["op"].(string)
+		ops[op]++
+	}
+	if ops["create"] != 2 || ops["set_limits"] != 1 || ops["delete"] != 1 {
+		t.Fatalf("backend lines by operation %v; want two creates, a set_limits and a delete", ops)
+	}
+}
+
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -128,20 +148,7 @@ func TestOrdersAreShownAndBackendLogsNameThem(t *testing.T) {
 			t.Fatalf("order %s: %s %s", o, got.State, got.ErrorMessage)
 		}
 	}
-	ops := map[string]int{}
-	for _, e := range logs.All() {
-		fields := e.ContextMap()
-		order, _ := fields[backends.OrderUUIDField].(string)
-		res, _ := fields[backends.ResourceUUIDField].(string)
-		if order == "" || resourceOf[order] == "" || res != resourceOf[order] {
-			t.Errorf("backend log line %q names order %q and resource %q: %v", e.Message, order, res, fields)
-		}
-		ops[fields["op"].(string)]++
-	}
-	if ops["create"] != 2 || ops["set_limits"] != 1 || ops["delete"] != 1 {
-		t.Fatalf("backend lines by operation %v; want two creates, a set_limits and a delete", ops)
-	}
-	logs.TakeAll()
+	checkOrderLines(t, logs.TakeAll(), resourceOf)
 	f.sim.RemoveProjectMember(f.world.Project.UUID, f.world.Users[0].UUID) // the pass removes them from resource a
 	f.run(&Membership{Env: f.env})
 	lines := logs.All()

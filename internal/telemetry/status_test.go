@@ -72,16 +72,7 @@ func TestStatusRecordsCyclesOrdersAndUpstreams(t *testing.T) {
 	if a.Pending != 3 || len(a.InFlight) != 2 || a.InFlight[0].UUID != "o1" || a.InFlight[1].ResourceName != "r2" {
 		t.Fatalf("orders: pending %d, in flight %+v", a.Pending, a.InFlight)
 	}
-	want := map[string][2]int{"waldur": {2, 1}, "rancher": {2, 1}, "access": {1, 1}}
-	for _, u := range a.Upstreams {
-		if w := want[u.Upstream]; u.Calls != w[0] || u.Errors != w[1] {
-			t.Errorf("%s: %d calls, %d errors, want %v", u.Upstream, u.Calls, u.Errors, w)
-		}
-	}
-	if len(snap.Degraded) != 1 || snap.Degraded[0].Upstream != "waldur" || snap.Degraded[0].OfferingName != "HPC renamed" ||
-		!strings.Contains(snap.Degraded[0].LastError, "no answer") {
-		t.Fatalf("degraded %+v", snap.Degraded)
-	}
+	checkUpstreams(t, snap)
 	if len(a.Listeners) != 1 || !a.Listeners[0].Connected {
 		t.Fatalf("listeners %+v", a.Listeners)
 	}
@@ -90,6 +81,22 @@ func TestStatusRecordsCyclesOrdersAndUpstreams(t *testing.T) {
 	}
 	if n := len(s.Snapshot().Offerings); n != 1 {
 		t.Fatalf("%d offerings after Retain", n)
+	}
+}
+
+// checkUpstreams: calls and failures per upstream; only Waldur, whose last call failed, is
+// degraded (rancher recovered, the access need was restored).
+func checkUpstreams(t *testing.T, snap Snapshot) {
+	t.Helper()
+	want := map[string][2]int{"waldur": {2, 1}, "rancher": {2, 1}, "access": {1, 1}}
+	for _, u := range snap.Offerings[0].Upstreams {
+		if w := want[u.Upstream]; u.Calls != w[0] || u.Errors != w[1] {
+			t.Errorf("%s: %d calls, %d errors, want %v", u.Upstream, u.Calls, u.Errors, w)
+		}
+	}
+	if len(snap.Degraded) != 1 || snap.Degraded[0].Upstream != "waldur" || snap.Degraded[0].OfferingName != "HPC renamed" ||
+		!strings.Contains(snap.Degraded[0].LastError, "no answer") {
+		t.Fatalf("degraded %+v", snap.Degraded)
 	}
 }
 

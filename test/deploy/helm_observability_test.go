@@ -58,8 +58,16 @@ func TestHelmPrometheusRuleAndDashboard(t *testing.T) {
 	if s := alerts["SiteAgentCyclesFailing"]["annotations"].(map[string]any)["summary"].(string); !strings.Contains(s, "{{ $labels.name }}") {
 		t.Errorf("the alert's own template was rendered away: %q", s)
 	}
+	checkDashboard(t, find(objs, "ConfigMap"))
+	out, code := run(t, helm(t), "template", "agent", chart, "--set", "metrics.prometheusRule.backlogFor=soon")
+	if code == 0 || !strings.Contains(out, "metrics.prometheusRule.backlogFor") {
+		t.Errorf("a bad duration was accepted: exit %d\n%s", code, out)
+	}
+}
 
-	cm := find(objs, "ConfigMap")
+// checkDashboard: the ConfigMap carries the sidecar's label and dashboards/site-agent.json.
+func checkDashboard(t *testing.T, cm *unstructured.Unstructured) {
+	t.Helper()
 	if cm == nil || cm.GetLabels()["grafana_dashboard"] != "1" {
 		t.Fatalf("dashboard ConfigMap %v", cm)
 	}
@@ -75,9 +83,5 @@ func TestHelmPrometheusRuleAndDashboard(t *testing.T) {
 	_ = json.Unmarshal(file, &inFile)
 	if !reflect.DeepEqual(inMap, inFile) || inMap["uid"] != "site-agent" {
 		t.Error("the ConfigMap's dashboard differs from dashboards/site-agent.json")
-	}
-	out, code := run(t, helm(t), "template", "agent", chart, "--set", "metrics.prometheusRule.backlogFor=soon")
-	if code == 0 || !strings.Contains(out, "metrics.prometheusRule.backlogFor") {
-		t.Errorf("a bad duration was accepted: exit %d\n%s", code, out)
 	}
 }

@@ -158,11 +158,11 @@ func metricNames(expr string) []string {
 // The extraction finds what it must, so a misspelt metric cannot pass unseen.
 func TestMetricNamesOfAnExpression(t *testing.T) {
 	cases := map[string]string{
-		`sum by (mode, result) (rate(site_agent_cycle_total{job=~"$job", x="a b"}[$__rate_interval])) * 60`:              "site_agent_cycle_total",
-		`absent(up{ {{- $sel -}} } == 1)`:                                                                                  "up",
+		`sum by (mode, result) (rate(site_agent_cycle_total{job=~"$job", x="a b"}[$__rate_interval])) * 60`: "site_agent_cycle_total",
+		`absent(up{ {{- $sel -}} } == 1)`: "up",
 		`(time() - max(site_agent_last{a="b"} and on (instance) (site_agent_leader == 1))) > on (mode) group_left () 3 * x`: "site_agent_last site_agent_leader x",
-		`histogram_quantile(0.95, sum by (le) (rate(foo_bucket[5m]))) * 1e3 {{ $name }}`:                                  "foo_bucket",
-		`label_values(site_agent_build_info{job=~"$job"}, job)`:                                                            "site_agent_build_info",
+		`histogram_quantile(0.95, sum by (le) (rate(foo_bucket[5m]))) * 1e3 {{ $name }}`:                                    "foo_bucket",
+		`label_values(site_agent_build_info{job=~"$job"}, job)`:                                                             "site_agent_build_info",
 	}
 	for expr, want := range cases {
 		if got := strings.Join(metricNames(expr), " "); got != want {
