@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/vclusters/apiproxy"
 	"github.com/waldur/site-agent/internal/vclusters/pki"
 	"github.com/waldur/site-agent/internal/vclusters/tunnel"
@@ -45,7 +46,7 @@ type Manager struct {
 	log      *zap.Logger
 	met      *Metrics
 	main     *mainAPI
-	rancher  *rancherClient
+	rancher  *rancherapi.Client
 	deps     Deps
 	ports    *apiproxy.Ports
 	ca       *pki.CA
@@ -249,7 +250,7 @@ func (m *Manager) Delete(ctx context.Context, name string, byRancher bool) error
 
 func (m *Manager) cleanup(ctx context.Context, rec Record, byRancher bool) error {
 	if !byRancher && rec.RancherID != "" {
-		if err := m.rancher.deleteCluster(ctx, rec.RancherID); err != nil {
+		if err := m.rancher.DeleteCluster(ctx, rec.RancherID); err != nil {
 			return fmt.Errorf("delete rancher cluster %s: %w", rec.RancherID, err)
 		}
 	}

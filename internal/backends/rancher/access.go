@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -103,7 +104,7 @@ func (b *Backend) forgetProject(projectID string) {
 
 // legacyBindings lists the bindings, in every cluster, of the incumbent's group name for res.
 func (b *Backend) legacyBindings(ctx context.Context, res backends.Resource) ([]Binding, error) {
-	return b.v3.Bindings(ctx, map[string]any{"groupPrincipalId": principal(childGroupName(res.ProjectSlug, b.cfg.role))})
+	return b.v3.Bindings(ctx, rancherapi.BindingFilter{GroupPrincipalID: principal(childGroupName(res.ProjectSlug, b.cfg.role))})
 }
 
 // decideGroup picks the child group of a project on which none is recorded: the incumbent's
@@ -159,7 +160,7 @@ func (b *Backend) recordGroup(ctx context.Context, res backends.Resource, p Proj
 		b.recorded(p)
 		return p, group, nil
 	}
-	out, err := b.v3.SetProjectAnnotations(ctx, p, ann)
+	out, err := b.v3.SetProjectAnnotations(ctx, p.ID, ann)
 	if err != nil {
 		return p, "", err
 	}

@@ -62,7 +62,7 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 // rollback deletes a project this call made for a name whose namespace turned out to belong to
 // something else, and reports the name as taken (the core tries the next one).
 func (b *Backend) rollback(ctx context.Context, p Project, cause error) error {
-	if err := b.v3.DeleteProject(ctx, p); err != nil && !errors.Is(err, failure.ErrNotFound) {
+	if err := b.v3.DeleteProject(ctx, p.ID); err != nil && !errors.Is(err, failure.ErrNotFound) {
 		return fmt.Errorf("%w; deleting the project made for it failed: %w", cause, err)
 	}
 	b.names.remove(p.ID)
@@ -230,7 +230,7 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 		}
 	}
 	if p.ID != "" {
-		if err := b.v3.DeleteProject(ctx, p); err != nil && !errors.Is(err, failure.ErrNotFound) {
+		if err := b.v3.DeleteProject(ctx, p.ID); err != nil && !errors.Is(err, failure.ErrNotFound) {
 			return err
 		}
 		b.names.remove(p.ID)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/failure"
@@ -48,7 +49,7 @@ func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
 		}
 		out = append(out, backends.Check{Name: name, OK: true, Detail: ok})
 	}
-	_, err := b.v3.ops(ctx)
+	err := b.v3.APIRoot(ctx)
 	add("rancher api", err, b.cfg.baseURL+"/v3 answers and accepts the API key")
 	if err != nil {
 		return out
@@ -87,7 +88,9 @@ func (b *Backend) keycloakChecks(ctx context.Context) []backends.Check {
 	return out
 }
 
-func versionOf(v interface{ String() string }) string {
+// versionOf is the server version, "?" when it could not be read (a nil *version.Info in an
+// interface is not a nil interface: it is checked as the pointer it is).
+func versionOf(v *version.Info) string {
 	if v == nil {
 		return "?"
 	}

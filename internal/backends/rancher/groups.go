@@ -10,6 +10,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/clients/keycloak"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -183,12 +184,12 @@ func (b *Backend) ensureBinding(ctx context.Context, projectID, group string, kn
 	}
 	for attempt := 0; ; attempt++ {
 		if lookup || attempt > 0 {
-			list, err := b.v3.Bindings(ctx, map[string]any{"roleTemplateId": b.cfg.role, "projectId": projectID, "groupPrincipalId": want})
+			list, err := b.v3.Bindings(ctx, rancherapi.BindingFilter{RoleTemplateID: b.cfg.role, ProjectID: projectID, GroupPrincipalID: want})
 			if err != nil || has(list) {
 				return false, err
 			}
 		}
-		_, err := b.v3.CreateBinding(ctx, bindingInput{ProjectID: projectID, RoleTemplateID: b.cfg.role, GroupPrincipalID: want})
+		_, err := b.v3.CreateBinding(ctx, projectID, b.cfg.role, want)
 		if err == nil {
 			b.logger(ctx).Info("project role binding created", zap.String("project", projectID), zap.String("principal", want), zap.String("role", b.cfg.role))
 			return true, nil
@@ -213,7 +214,7 @@ func (b *Backend) pruneBindings(ctx context.Context, projectID, group string, li
 			(bd.GroupPrincipalID == principal(group) && bd.RoleTemplateID == b.cfg.role) {
 			continue
 		}
-		if err := b.v3.DeleteBinding(ctx, bd); err != nil && !errors.Is(err, failure.ErrNotFound) {
+		if err := b.v3.DeleteBinding(ctx, bd.ID); err != nil && !errors.Is(err, failure.ErrNotFound) {
 			return changed, err
 		}
 		changed = true
@@ -225,7 +226,7 @@ func (b *Backend) pruneBindings(ctx context.Context, projectID, group string, li
 
 // deleteBindings removes the keycloakoidc_group:// bindings of a project being deleted.
 func (b *Backend) deleteBindings(ctx context.Context, projectID string) error {
-	list, err := b.v3.Bindings(ctx, map[string]any{"projectId": projectID})
+	list, err := b.v3.Bindings(ctx, rancherapi.BindingFilter{ProjectID: projectID})
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func (b *Backend) deleteBindings(ctx context.Context, projectID string) error {
 		if !strings.HasPrefix(bd.GroupPrincipalID, principalScheme) {
 			continue
 		}
-		if err := b.v3.DeleteBinding(ctx, bd); err != nil && !errors.Is(err, failure.ErrNotFound) {
+		if err := b.v3.DeleteBinding(ctx, bd.ID); err != nil && !errors.Is(err, failure.ErrNotFound) {
 			return err
 		}
 	}
@@ -244,7 +245,7 @@ func (b *Backend) deleteBindings(ctx context.Context, projectID string) error {
 // principal any more (it is shared by all resources of one Waldur project). Missing groups are
 // not errors.
 func (b *Backend) releaseGroup(ctx context.Context, group, projectID string) error {
-	others, err := b.v3.Bindings(ctx, map[string]any{"groupPrincipalId": principal(group)})
+	others, err := b.v3.Bindings(ctx, rancherapi.BindingFilter{GroupPrincipalID: principal(group)})
 	if err != nil {
 		return err
 	}

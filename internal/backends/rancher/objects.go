@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -71,7 +72,7 @@ func (b *Backend) ensureProject(ctx context.Context, res backends.Resource, name
 		if p, ok, err := b.pick(ctx, found, res, name, cached); ok || err != nil {
 			return p, false, err
 		}
-		p, err := b.v3.CreateProject(ctx, projectInput{ClusterID: b.cfg.clusterID, Name: name,
+		p, err := b.v3.CreateProject(ctx, rancherapi.NewProject{ClusterID: b.cfg.clusterID, Name: name,
 			Description: description(res), Annotations: b.projectAnnotations(res)})
 		if err == nil {
 			b.logger(ctx).Info("rancher project created", zap.String("project", p.ID), zap.String("name", name))

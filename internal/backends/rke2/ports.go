@@ -8,7 +8,7 @@ import (
 )
 
 // The executor reaches OpenStack and Rancher through these two ports. Their implementations
-// live in subpackages (novainfra on gophercloud, rancherv1 on the Rancher API); the executor,
+// live elsewhere (novainfra on gophercloud; assembly's on the shared Rancher client); the executor,
 // its tests and the registry entry only see the interfaces. Every method is idempotent, treats
 // an absent object as success where it deletes, and returns errors classified by
 // internal/failure (transient: retry later; failure.Errorf: a reason a customer can read;

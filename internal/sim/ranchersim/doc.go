@@ -1,7 +1,8 @@
 // Package ranchersim is a strict, stateful simulator of the part of Rancher's v3 API that the
 // rancher backend uses, in front of a real Kubernetes API server (from kubeenv in tests):
 //
-//   - GET /v3 (with the X-API-Schemas header) and /v3/schemas, which norman's clientbase reads;
+//   - GET /v3 (with the X-API-Schemas header: the agent's diagnostics check it is there) and
+//     /v3/schemas, which schema-driven clients such as norman's clientbase read;
 //   - clusters by id (and list), the caller's own token (/v3/tokens/<access key>);
 //   - projects: list with filters (clusterId, name, id, …), limit=-1 or pages with
 //     pagination.next, create, get, update (PUT), delete — deleting a project deletes its

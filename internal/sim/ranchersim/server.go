@@ -45,6 +45,11 @@ type Options struct {
 	// (default 100 ms); NodeActiveAfter how long a registered node is "registering" (default
 	// 100 ms); DrainDuration how long a drain takes (default 100 ms).
 	ProvisionDeleteDelay, NodeActiveAfter, DrainDuration time.Duration
+	// NamespaceDelay is how long after its create a cluster's namespace (c-xxxxx, where its
+	// registration tokens live) is missing, so that a registration token POSTed meanwhile is
+	// answered 404 `namespaces "c-xxxxx" not found` (default 50 ms; negative: never). See
+	// createTokenCRT.
+	NamespaceDelay time.Duration
 	// Seed makes generated ids deterministic.
 	Seed int64
 	// Logf, when set, receives one line per request.
@@ -93,6 +98,9 @@ func New(o Options) *Server {
 		if *d <= 0 {
 			*d = 100 * time.Millisecond
 		}
+	}
+	if o.NamespaceDelay == 0 {
+		o.NamespaceDelay = 50 * time.Millisecond
 	}
 	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
 		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, Injector: simfault.New(faultProfile)}

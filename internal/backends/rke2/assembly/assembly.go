@@ -1,10 +1,11 @@
 // Package assembly assembles the rke2 backend from an offering's settings: the OpenStack side
-// (novainfra), the Rancher side (rancherv1), the cluster Vault objects and, when Keycloak is
-// configured, team access. It is the registry's constructor for backend_type rke2 and makes
-// no network call.
+// (novainfra), the Rancher side (rke2.Rancher on the shared Rancher client, rancher.go), the
+// cluster Vault objects and, when Keycloak is configured, team access. It is the registry's
+// constructor for backend_type rke2 and makes no network call.
 package assembly
 
 import (
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,8 +14,8 @@ import (
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	"github.com/waldur/site-agent/internal/backends/rke2/argocd"
 	"github.com/waldur/site-agent/internal/backends/rke2/novainfra"
-	"github.com/waldur/site-agent/internal/backends/rke2/rancherv1"
 	"github.com/waldur/site-agent/internal/clients/keycloak"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/upstream"
 )
@@ -33,14 +34,16 @@ func New(p backends.Params) (backends.Backend, []string, error) {
 	if err != nil {
 		return nil, warnings, err
 	}
-	up := p.Upstreams.Get(upstream.Rancher)
-	ranch := rancherv1.New(rancherv1.Config{URL: s.BackendURL, Token: secret.New(s.Username + ":" + s.Password.Reveal()),
-		VerifyTLS: *s.VerifyCert, Timeout: up.TimeoutOr(30 * time.Second), Retry: up.RetryPolicy()}, log.With(zap.String("upstream", "rancher")))
+	ranch, err := rancherapi.New(rancherapi.Config{URL: s.BackendURL, Token: secret.New(s.Username + ":" + s.Password.Reveal()),
+		TLS: rancherapi.TLS{Insecure: !*s.VerifyCert}, Upstream: p.Upstreams.Get(upstream.Rancher)}, log.With(zap.String("upstream", "rancher")))
+	if err != nil {
+		return nil, warnings, fmt.Errorf("backend_settings.backend_url: %w", err)
+	}
 	vault, err := rke2.NewClusterVault(&s)
 	if err != nil {
 		return nil, warnings, err
 	}
-	deps := rke2.Deps{Infra: infra, Rancher: ranch, Vault: vault, Log: log}
+	deps := rke2.Deps{Infra: infra, Rancher: rancherPort{c: ranch}, Vault: vault, Log: log}
 	if s.ArgoCDNamespace != "" {
 		kubeUp := p.Upstreams.Get(upstream.Kubernetes)
 		if deps.ArgoCD, err = argocd.New(s.ArgoCDKubeconfig, s.ArgoCDNamespace, kubeUp.TimeoutOr(30*time.Second)); err != nil {
