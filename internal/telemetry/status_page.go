@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -15,7 +16,7 @@ import (
 func StatusHTML(s *Status) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var buf bytes.Buffer
-		if err := statusPage.Execute(&buf, s.Snapshot()); err != nil {
+		if err := statusPage().Execute(&buf, s.Snapshot()); err != nil {
 			http.Error(w, "status page: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -39,9 +40,12 @@ func StatusJSON(s *Status) http.Handler {
 	})
 }
 
-var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
-	"at": clock, "when": short, "rel": relative, "secs": seconds, "age": func(now, t time.Time) string { return span(max(now.Sub(t), 0)) },
-}).Parse(statusTemplate))
+// statusPage is parsed when first served, not at every start of the program.
+var statusPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("status").Funcs(template.FuncMap{
+		"at": clock, "when": short, "rel": relative, "secs": seconds, "age": func(now, t time.Time) string { return span(max(now.Sub(t), 0)) },
+	}).Parse(statusTemplate))
+})
 
 // clock formats t in UTC to the second.
 func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
