@@ -17,9 +17,11 @@
 #     (scripts/cloudinit/install.sh; root to install);
 #   - packages: `make release` for linux/amd64, the .deb installed with dpkg, checked and
 #     purged, the .rpm's metadata and the SBOM checked (scripts/release/test-deb.sh; root), with
-#     nfpm and cyclonedx-gomod built from the module proxy and cached (scripts/release/tools.sh).
+#     nfpm and cyclonedx-gomod built from the module proxy and cached (scripts/release/tools.sh);
+#   - Chromium: Debian's headless Chromium renders the built agent's /status page to a PNG and a
+#     DOM, checked by test/e2e (installing the package needs root).
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
-# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 leave a part out (e.g. on a
+# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 leave a part out (e.g. on a
 # machine without root). HELM needs KUBE. COMPUTE=0 leaves out real Nova servers (OpenStack
 # APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
 set -euo pipefail
@@ -45,6 +47,18 @@ if [ -z "${DEB:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
   DEB=0
 fi
 [ "${KUBE:-1}" = 1 ] || HELM=0
+# Chromium: installing Debian's package needs root; once installed a normal user runs it.
+if [ -z "${CHROMIUM:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ] && ! command -v chromium >/dev/null; then
+  echo "NOTICE: not root and chromium is not installed: skipping the status page screenshot test; run as root or set CHROMIUM=1" >&2
+  CHROMIUM=0
+fi
+chromium_pid=""
+if [ "${CHROMIUM:-1}" = 1 ] && ! command -v chromium >/dev/null; then
+  log "installing Chromium in the background (log: /tmp/site-agent-chromium.log)"
+  (. scripts/lib/apt.sh && { apt_get install -y --no-install-recommends chromium ||
+    { apt_get update && apt_get install -y --no-install-recommends chromium; }; }) >/tmp/site-agent-chromium.log 2>&1 &
+  chromium_pid=$!
+fi
 release_tools_pid=""
 if [ "${DEB:-1}" = 1 ]; then
   # nfpm and cyclonedx-gomod compile (or are found in the cache) while the servers start.
@@ -130,6 +144,15 @@ if [ -n "$rmq_pid" ]; then
   tail -2 /tmp/site-agent-rabbitmq-up.log
   packages+=(./internal/stomp/...)
   e2e+=(RealRabbitMQ)
+fi
+
+if [ "${CHROMIUM:-1}" = 1 ]; then
+  if [ -n "$chromium_pid" ] && ! wait "$chromium_pid"; then
+    tail -30 /tmp/site-agent-chromium.log
+    echo "installing chromium failed" >&2
+    exit 1
+  fi
+  e2e+=(RealChromium)
 fi
 
 log "go test (real servers) ${packages[*]} ($(elapsed))"

@@ -31,6 +31,7 @@ type Options struct {
 	BackendOverride func(off config.Offering) backends.Backend
 	Logger          *zap.Logger        // nil: a new one at the configured level (a reload's)
 	Metrics         *telemetry.Metrics // process-wide; a reload keeps the counters
+	Status          *telemetry.Status  // process-wide, what /status shows; nil: a new one
 	Version         string             // of the program: logs, metrics, registration, user agents
 	// History makes a one-off pass load past usage (modes.History); such a pass does not
 	// register the agent in Waldur.
@@ -43,6 +44,7 @@ type Agent struct {
 	version string
 	log     *zap.Logger
 	metrics *telemetry.Metrics
+	status  *telemetry.Status
 	hb      *telemetry.Heartbeat
 	tasks   []*modes.Runner
 	periods []time.Duration
@@ -88,7 +90,7 @@ func build(cfg *config.Config, o Options) (*Agent, error) {
 	log := o.Logger
 	if log == nil {
 		var err error
-		if log, err = telemetry.NewLogger(o.Stdout, cfg.LogLevel); err != nil {
+		if log, err = telemetry.NewLoggerFormat(o.Stdout, cfg.LogLevel, cfg.LogFormat); err != nil {
 			return nil, err
 		}
 	}
@@ -104,12 +106,22 @@ func build(cfg *config.Config, o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, version: o.Version, log: log, metrics: metrics, hb: telemetry.NewHeartbeat(cfg.HeartbeatFile), secrets: secrets}
+	status := o.Status
+	if status == nil {
+		status = telemetry.NewStatus(o.Version)
+	}
+	a := &Agent{cfg: cfg, version: o.Version, log: log, metrics: metrics, status: status, hb: telemetry.NewHeartbeat(cfg.HeartbeatFile), secrets: secrets}
 	a.metrics.Info.WithLabelValues(o.Version, o.Mode).Set(1)
 	env := &modes.Env{Mode: o.Mode, Version: o.Version, Location: cfg.Location, ReportingPeriods: cfg.ReportingPeriods,
-		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Heartbeat: a.hb, Log: log,
+		ExposeDetails: cfg.ExposeBackendErrorDetails, Concurrency: cfg.Concurrency, Metrics: a.metrics, Status: status, Heartbeat: a.hb, Log: log,
 		History: o.History}
-	return a, a.assemble(cfg, o, env)
+	if err := a.assemble(cfg, o, env); err != nil {
+		return a, err
+	}
+	for _, t := range a.tasks {
+		t.Declare() // series at zero and the status page's offerings, before any cycle
+	}
+	return a, nil
 }
 
 // run runs every task until ctx is cancelled (graceful) or fence is (at once; nil = never), and

@@ -1,12 +1,10 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -18,7 +16,6 @@ import (
 	rke2assembly "github.com/waldur/site-agent/internal/backends/rke2/assembly"
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/upstream"
 	"github.com/waldur/site-agent/internal/waldurclient"
 )
@@ -75,7 +72,7 @@ func (a *Agent) backend(reg *backends.Registry, off config.Offering, o Options, 
 		var warnings []string
 		var err error
 		b, warnings, err = reg.New(name, backends.Params{Offering: off.Name, Settings: off.BackendSettings,
-			Components: off.Components, Logger: a.log.With(zap.String("backend", name)), DryRun: o.DryRun, Secrets: a.secrets,
+			Components: off.Components, Logger: a.log.With(zap.String("offering", off.Name), zap.String("backend", name)), DryRun: o.DryRun, Secrets: a.secrets,
 			Upstreams: a.cfg.Upstreams})
 		for _, w := range warnings {
 			detail := fmt.Sprintf("offerings[%d].%s", off.Index, w)
@@ -93,7 +90,7 @@ func (a *Agent) backend(reg *backends.Registry, off config.Offering, o Options, 
 	if set.Closer != nil {
 		a.closers = append(a.closers, set.Closer)
 	}
-	set = backends.Instrument(set, a.observer(name))
+	set = backends.Instrument(set, a.observeBackend(off, name))
 	if o.DryRun {
 		set = backends.DryRun(set)
 	}
@@ -119,23 +116,6 @@ func backendErrors(path string, off config.Offering, err error) config.Errors {
 	return out
 }
 
-func (a *Agent) observer(name string) backends.Observer {
-	return func(op string, took time.Duration, err error) {
-		result := "ok"
-		switch {
-		case err == nil:
-		case failure.IsTransient(err):
-			result = "transient"
-		case errors.Is(err, failure.ErrNotFound):
-			result = "not_found"
-		default:
-			result = "error"
-		}
-		a.metrics.BackendOps.WithLabelValues(name, op, result).Inc()
-		a.metrics.BackendLatency.WithLabelValues(name, op).Observe(took.Seconds())
-	}
-}
-
 func (a *Agent) waldurClient(cfg *config.Config, off config.Offering, o Options, clients map[string]*http.Client) (*waldurclient.Client, error) {
 	hc := o.HTTPClient
 	if hc == nil {
@@ -149,10 +129,7 @@ func (a *Agent) waldurClient(cfg *config.Config, off config.Offering, o Options,
 	opts := waldurclient.Options{BaseURL: off.APIURL, Token: off.Token, HTTPClient: hc, DryRun: o.DryRun,
 		Retry:     cfg.Upstreams.Get(upstream.Waldur).RetryPolicy(),
 		UserAgent: "site-agent-" + o.Mode + "/" + a.version, Logger: a.log.With(zap.String("offering", off.Name)),
-		OnRequest: func(ri waldurclient.RequestInfo) {
-			a.metrics.WaldurRequests.WithLabelValues(off.Name, ri.Method, ri.Endpoint, strconv.Itoa(ri.Status)).Inc()
-			a.metrics.WaldurLatency.WithLabelValues(ri.Method, ri.Endpoint).Observe(ri.Duration.Seconds())
-		}}
+		OnRequest: a.observeWaldur(off)}
 	opts.OIDC = oidc(off)
 	c, err := waldurclient.New(opts)
 	if err != nil {

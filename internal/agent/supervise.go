@@ -37,7 +37,8 @@ func Supervise(ctx context.Context, first *Agent, reload func() (*Agent, error),
 		if el != nil {
 			health.Role = func() string { return role(el) }
 		}
-		bound, err := telemetry.Serve(ctx, addr, first.metrics, health, first.log)
+		first.status.SetLeader(leaderView(el))
+		bound, err := telemetry.Serve(ctx, addr, first.metrics, health, first.status, first.log)
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
@@ -84,6 +85,7 @@ func work(ctx, fence context.Context, current *atomic.Pointer[Agent], hup <-chan
 		}
 		a.Close()
 		current.Store(next)
+		next.retain()
 		next.log.Info("configuration reloaded")
 	}
 }
@@ -109,11 +111,14 @@ func standbyReloads(ctx context.Context, el *leader.Elector, current *atomic.Poi
 			continue
 		}
 		a := current.Load()
-		if next, err := reload(); err != nil {
+		next, err := reload()
+		a.reloaded(err)
+		if err != nil {
 			a.log.Error("reload failed; keeping the running configuration", zap.Error(err), zap.String("role", "standby"))
 		} else {
 			a.Close()
 			current.Store(next)
+			next.retain()
 			next.log.Info("configuration reloaded", zap.String("role", "standby"))
 		}
 		swapping.Unlock()
@@ -157,6 +162,7 @@ func waitForReload(ctx context.Context, done chan error, hup <-chan os.Signal, a
 			return nil, err
 		case <-hup:
 			next, err := reload()
+			a.reloaded(err)
 			if err != nil {
 				a.log.Error("reload failed; keeping the running configuration", zap.Error(err))
 				continue

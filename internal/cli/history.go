@@ -72,7 +72,7 @@ func (a *app) loadHistory(ctx context.Context, f *historyFlags) int {
 			return exitCode(a.io, err)
 		}
 	}
-	log, err := telemetry.NewLogger(a.io.Stdout, cfg.LogLevel)
+	log, err := telemetry.NewLoggerFormat(a.io.Stdout, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return exitCode(a.io, usageErr(err))
 	}

@@ -47,7 +47,7 @@ func loadChecked(ctx context.Context, path string, io IO, showWarnings func([]st
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	log, err := telemetry.NewLogger(io.Stderr, cfg.LogLevel)
+	log, err := telemetry.NewLoggerFormat(io.Stderr, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("log_level: %w", err))
 	}

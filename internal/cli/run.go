@@ -70,12 +70,12 @@ func (a *app) runAgent(ctx context.Context, f *runFlags) int {
 	if err != nil {
 		return exitCode(io, err)
 	}
-	log, err := telemetry.NewLogger(io.Stdout, cfg.LogLevel)
+	log, err := telemetry.NewLoggerFormat(io.Stdout, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return exitCode(io, usageErr(err))
 	}
 	opts := agent.Options{Mode: f.mode, DryRun: f.dryRun, Periods: f.periods, Warnings: warnings, Stdout: io.Stdout,
-		Metrics: telemetry.NewMetrics(), Logger: log, Version: Version}
+		Metrics: telemetry.NewMetrics(), Status: telemetry.NewStatus(Version), Logger: log, Version: Version}
 	ag, err := agent.Build(cfg, opts)
 	if err != nil {
 		return exitCode(io, usageErr(err))

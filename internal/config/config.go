@@ -14,6 +14,7 @@ type Config struct {
 	Offerings                 []Offering
 	Location                  *time.Location // from timezone, default UTC
 	LogLevel                  string         // debug, info, warn, error
+	LogFormat                 string         // json (default) or text
 	ReportingPeriods          int            // months reported per cycle, 1..12
 	ExposeBackendErrorDetails bool
 	GlobalProxy               string

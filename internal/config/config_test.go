@@ -109,6 +109,7 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad tz", "timezone: Mars/Base\n" + base, "timezone", "time zone"},
 		{"periods", "reporting_periods: 13\n" + base, "reporting_periods", "between 1 and 12"},
 		{"log level", "log_level: LOUD\n" + base, "log_level", "must be one of"},
+		{"log format", "log_format: xml\n" + base, "log_format", "must be json or text"},
 		{"heartbeat interval", "heartbeat_interval: 10m\n" + base, "heartbeat_interval", "at most 2m"},
 		{"no offerings", "log_level: INFO\n", "offerings", "at least one"},
 		{"offering not a map", "offerings: [1]\n", "offerings[0]", "mapping"},

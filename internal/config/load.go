@@ -30,7 +30,7 @@ const EnvPrefix = "SITE_AGENT_"
 // envKeys are the top-level keys that may be set from the environment; the upstreams section
 // is set as SITE_AGENT_UPSTREAMS_<NAME>_<KEY> (e.g. SITE_AGENT_UPSTREAMS_WALDUR_TIMEOUT=30s).
 var envKeys = map[string]bool{
-	"log_level": true, "listen_address": true, "heartbeat_file": true, "concurrency": true,
+	"log_level": true, "log_format": true, "listen_address": true, "heartbeat_file": true, "concurrency": true,
 	"timezone": true, "reporting_periods": true, "cycle_timeout": true, "global_proxy": true,
 	"heartbeat_interval": true,
 }
@@ -129,6 +129,7 @@ func build(raw map[string]any) (*Config, []string, Errors) {
 	r := newReader(raw, "", "")
 	cfg := &Config{
 		LogLevel:                  strings.ToLower(r.str("log_level", "INFO")),
+		LogFormat:                 strings.ToLower(r.str("log_format", "json")),
 		ReportingPeriods:          r.integer("reporting_periods", 2),
 		ExposeBackendErrorDetails: r.boolean("expose_backend_error_details", true),
 		GlobalProxy:               r.str("global_proxy", ""),
@@ -185,6 +186,9 @@ func validateTop(r *reader, cfg *Config) {
 		cfg.LogLevel = "error"
 	default:
 		r.fail("log_level", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got %q", cfg.LogLevel)
+	}
+	if cfg.LogFormat != "json" && cfg.LogFormat != "text" {
+		r.fail("log_format", "must be json or text, got %q", cfg.LogFormat)
 	}
 	if cfg.ReportingPeriods < 1 || cfg.ReportingPeriods > 12 {
 		r.fail("reporting_periods", "must be between 1 and 12, got %d", cfg.ReportingPeriods)

@@ -34,8 +34,9 @@ type Elector struct {
 	log     *zap.Logger
 	observe func(event string) // "acquired" when work starts; "lost" or "ended" after it stopped
 
-	leading atomic.Bool
-	leader  atomic.Value // string: the last observed holder
+	leading  atomic.Bool
+	leader   atomic.Value // string: the last observed holder
+	acquired atomic.Value // time.Time: when that holder took the lease (zero: not known)
 }
 
 // New validates cfg and builds the elector; it makes no network call.
@@ -57,6 +58,7 @@ func New(cfg Config, log *zap.Logger, observe func(event string)) (*Elector, err
 	e := &Elector{cfg: cfg, lease: l, observe: observe,
 		log: log.With(zap.String("lease", cfg.Namespace+"/"+cfg.Name), zap.String("identity", cfg.Identity))}
 	e.leader.Store("")
+	e.acquired.Store(time.Time{})
 	return e, nil
 }
 
@@ -65,6 +67,10 @@ func (e *Elector) Leading() bool { return e.leading.Load() }
 
 // Leader is the holder of the Lease last observed ("" before the first observation).
 func (e *Elector) Leader() string { return e.leader.Load().(string) }
+
+// Acquired is when the holder last observed took the lease (the Lease's acquireTime; zero
+// before the first observation or when the Lease does not say).
+func (e *Elector) Acquired() time.Time { return e.acquired.Load().(time.Time) }
 
 // Identity is this replica's identity in the Lease.
 func (e *Elector) Identity() string { return e.cfg.Identity }
@@ -197,9 +203,16 @@ func (e *Elector) work(fence context.Context, lead func(fence context.Context)) 
 	}
 }
 
-// saw records the holder observed in the lease.
+// saw records the holder observed in the lease, and when it took the lease. It runs in the
+// goroutine that just read or wrote the lease.
 func (e *Elector) saw(holder string) {
-	if holder == "" || holder == e.Leader() {
+	if holder == "" {
+		return
+	}
+	if at := e.lease.observed.AcquireTime; at != nil && deref(e.lease.observed.HolderIdentity) == holder {
+		e.acquired.Store(at.Time)
+	}
+	if holder == e.Leader() {
 		return
 	}
 	e.leader.Store(holder)

@@ -39,7 +39,7 @@ func (m *EventMode) handler(eo *eventOffering, u *Unit, typ string) stomp.Handle
 		case evDropped:
 			log.Debug("event needs no work", zap.String("body", excerpt(msg.Body)))
 		}
-		m.Env.Metrics.EventMessages.WithLabelValues(u.Offering.Name, typ, result).Inc()
+		m.Env.Metrics.EventMessages.WithLabelValues(u.metricID(), typ, result).Inc()
 		m.Env.Metrics.EventHandling.WithLabelValues(typ).Observe(time.Since(msg.Received).Seconds())
 	}
 }

@@ -135,7 +135,10 @@ func (m *EventMode) newListener(work context.Context, eo *eventOffering, identit
 	if m.Options.HTTPClient != nil {
 		hc = m.Options.HTTPClient(off)
 	}
-	metrics := m.Env.Metrics
+	metrics, status, id := m.Env.Metrics, m.Env.Status, u.metricID()
+	metrics.EventConnected.WithLabelValues(id, typ)
+	metrics.EventConnections.WithLabelValues(id, typ)
+	status.Listener(off.UUID, typ, false)
 	return stomp.NewListener(stomp.Options{
 		URL: off.EventBroker.URL(), HTTPClient: hc, HeartBeat: m.Options.HeartBeat, Backoff: m.Options.Backoff,
 		Workers: m.Env.Concurrency, Name: typ, Logger: u.Log,
@@ -145,10 +148,11 @@ func (m *EventMode) newListener(work context.Context, eo *eventOffering, identit
 			v := 0.0
 			if connected {
 				v = 1
-				metrics.EventConnections.WithLabelValues(off.Name, typ).Inc()
+				metrics.EventConnections.WithLabelValues(id, typ).Inc()
 				m.reconcileSide(work, eo, typ) // events may have been missed while not subscribed
 			}
-			metrics.EventConnected.WithLabelValues(off.Name, typ).Set(v)
+			metrics.EventConnected.WithLabelValues(id, typ).Set(v)
+			status.Listener(off.UUID, typ, connected)
 		},
 	})
 }

@@ -92,7 +92,7 @@ func (r *evRig) members(resourceUUID string) []string {
 func (r *evRig) messages(result string) float64 {
 	total := 0.0
 	for _, typ := range []string{"order", "user_role", "resource", "service_account", "course_account", "offering_user"} {
-		total += testutil.ToFloat64(r.env.Metrics.EventMessages.WithLabelValues(r.unit.Offering.Name, typ, result))
+		total += testutil.ToFloat64(r.env.Metrics.EventMessages.WithLabelValues(r.unit.metricID(), typ, result))
 	}
 	return total
 }

@@ -96,6 +96,7 @@ func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resour
 	}
 	var failed sync.Map
 	forEach(ctx, m.Env.Concurrency, resources, func(r wc.Resource) {
+		ctx := backends.ForResource(ctx, r.UUID) // the backend's log lines name the resource
 		if r.Malformed != "" {
 			u.Log.Error("resource could not be read; skipped", zap.String("resource", r.UUID), zap.String("error", r.Malformed))
 			failed.Store(r.UUID, r.Malformed)
@@ -178,14 +179,14 @@ func (m *Membership) syncMembers(ctx context.Context, u *Unit, log *zap.Logger, 
 		if err := mm.AddMembers(ctx, res, add); err != nil {
 			return fmt.Errorf("add members: %w", err)
 		}
-		m.Env.Metrics.MemberChanges.WithLabelValues(u.Offering.Name, "add").Add(float64(len(add)))
+		m.Env.Metrics.MemberChanges.WithLabelValues(u.metricID(), "add").Add(float64(len(add)))
 		log.Info("members added", zap.Int("count", len(add)), zap.Strings("usernames", usernames(add)))
 	}
 	if len(remove) > 0 {
 		if err := mm.RemoveMembers(ctx, res, remove); err != nil {
 			return fmt.Errorf("remove members: %w", err)
 		}
-		m.Env.Metrics.MemberChanges.WithLabelValues(u.Offering.Name, "remove").Add(float64(len(remove)))
+		m.Env.Metrics.MemberChanges.WithLabelValues(u.metricID(), "remove").Add(float64(len(remove)))
 		log.Info("members removed", zap.Int("count", len(remove)), zap.Strings("usernames", remove))
 	}
 	return nil
@@ -251,11 +252,13 @@ func (m *Membership) stamp(ctx context.Context, u *Unit, r wc.Resource) error {
 func (m *Membership) fail(ctx context.Context, u *Unit, r wc.Resource, err error) {
 	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
 	if failure.IsTransient(err) || ctx.Err() != nil {
-		m.Env.Metrics.ResourceErrors.WithLabelValues(u.Offering.Name, "transient").Inc()
+		m.Env.Metrics.ResourceErrors.WithLabelValues(u.metricID(), "transient").Inc()
+		m.Env.Status.Error(u.Offering.UUID, ModeMembershipSync, fmt.Sprintf("resource %s (temporary, retried next pass): %v", r.UUID, err))
 		log.Warn("resource sync hit a temporary failure; retrying next pass", zap.Error(err))
 		return
 	}
-	m.Env.Metrics.ResourceErrors.WithLabelValues(u.Offering.Name, "permanent").Inc()
+	m.Env.Metrics.ResourceErrors.WithLabelValues(u.metricID(), "permanent").Inc()
+	m.Env.Status.Error(u.Offering.UUID, ModeMembershipSync, fmt.Sprintf("resource %s (marked erred): %v", r.UUID, err))
 	log.Error("resource sync failed", zap.Error(err))
 	if serr := u.Waldur.SetResourceErred(ctx, r.UUID, m.Env.publicError(err), ""); serr != nil {
 		log.Warn("could not mark resource erred", zap.Error(serr))

@@ -154,21 +154,21 @@ func (run *periodRun) resource(ctx context.Context, r wc.Resource, got backends.
 	}
 	switch verdict {
 	case usageAnomaly:
-		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "anomaly").Inc()
+		m.Env.Metrics.UsageReports.WithLabelValues(u.metricID(), "anomaly").Inc()
 		log.Warn("usage anomaly; nothing reported", zap.String("reason", reason))
 		return nil
 	case usageUnchanged:
-		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "unchanged").Inc()
+		m.Env.Metrics.UsageReports.WithLabelValues(u.metricID(), "unchanged").Inc()
 	case usageSend:
 		if err := u.Waldur.SetUsage(ctx, r.UUID, run.date, items); err != nil {
 			if !run.current && m.Env.History == nil && failure.HasStatus(err, 400) && strings.Contains(err.Error(), "backfilling past billing periods") {
 				log.Info("waldur refuses backfilling this period with the agent's token; skipped")
-				m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "skipped").Inc()
+				m.Env.Metrics.UsageReports.WithLabelValues(u.metricID(), "skipped").Inc()
 				return nil
 			}
 			return fmt.Errorf("set usage: %w", err)
 		}
-		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "sent").Inc()
+		m.Env.Metrics.UsageReports.WithLabelValues(u.metricID(), "sent").Inc()
 		log.Info("usage reported", zap.Any("usage", total))
 		existing = nil // the records changed; per-user shares need their fresh ids
 	}

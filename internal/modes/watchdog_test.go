@@ -30,7 +30,7 @@ func TestHeartbeatBeatsWhileACycleHangsAndTheWatchdogReportsIt(t *testing.T) {
 	m := telemetry.NewMetrics()
 	mode := hangingMode{release: make(chan struct{})}
 	r := &Runner{Env: &Env{Metrics: m, Heartbeat: telemetry.NewHeartbeat(hbPath), Log: zap.NewNop()}, Mode: mode,
-		Units: []*Unit{{Offering: config.Offering{Name: "HPC"}, Log: zap.NewNop()}}, Period: time.Hour,
+		Units: []*Unit{{Offering: config.Offering{Name: "HPC", UUID: hpcUUID}, Log: zap.NewNop()}}, Period: time.Hour,
 		Timeout: 100 * time.Millisecond, Grace: 100 * time.Millisecond, Tick: 20 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -71,6 +71,8 @@ func TestHeartbeatBeatsWhileACycleHangsAndTheWatchdogReportsIt(t *testing.T) {
 	}
 }
 
+const hpcUUID = "E2EF0000-0000-0000-0000-0000000000AB"
+
 // gaugeOf reads a gauge of mode order_process, offering HPC from the registry.
 func gaugeOf(t *testing.T, m *telemetry.Metrics, name string) float64 {
 	t.Helper()
@@ -87,11 +89,11 @@ func gaugeOf(t *testing.T, m *telemetry.Metrics, name string) float64 {
 			for _, l := range mt.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["mode"] == "order_process" && labels["offering"] == "HPC" {
+			if labels["mode"] == "order_process" && labels["offering_uuid"] == telemetry.OfferingLabel(hpcUUID) {
 				return mt.GetGauge().GetValue()
 			}
 		}
 	}
-	t.Fatalf("no %s{mode=order_process,offering=HPC}", name)
+	t.Errorf("no %s{mode=order_process,offering_uuid=%s}", name, telemetry.OfferingLabel(hpcUUID))
 	return 0
 }

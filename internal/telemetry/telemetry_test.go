@@ -50,11 +50,11 @@ func TestHeartbeatFile(t *testing.T) {
 
 func TestServeProbesAndMetrics(t *testing.T) {
 	m := NewMetrics()
-	m.Orders.WithLabelValues("HPC", "Create", "done").Inc()
+	m.Orders.WithLabelValues(OfferingLabel("E2EF0000-0000-0000-0000-000000000001"), "Create", "done").Inc()
 	ready := errors.New("no successful cycle yet")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, err := Serve(ctx, "127.0.0.1:0", m, Health{Live: func() error { return nil }, Ready: func() error { return ready }}, zap.NewNop())
+	addr, err := Serve(ctx, "127.0.0.1:0", m, Health{Live: func() error { return nil }, Ready: func() error { return ready }}, NewStatus("test"), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +75,27 @@ func TestServeProbesAndMetrics(t *testing.T) {
 	check("/readyz", 503, "no successful cycle yet")
 	ready = nil
 	check("/readyz", 200, "ok")
-	check("/metrics", 200, `site_agent_orders_total{offering="HPC",result="done",type="Create"} 1`)
+	check("/metrics", 200, `site_agent_orders_total{offering_uuid="e2ef0000000000000000000000000001",result="done",type="Create"} 1`)
+	check("/metrics", 200, `site_agent_config_reloads_total{result="failure"} 0`)
+	check("/status", 200, "<title>site-agent status</title>")
+	check("/status.json", 200, `"version": "test"`)
 	check("/metrics", 200, "go_goroutines")
+}
+
+func TestLoggerWritesText(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := NewLoggerFormat(&buf, "info", LogText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("order finished", zap.String("order_uuid", "o1"))
+	out := buf.String()
+	if strings.HasPrefix(out, "{") || !strings.Contains(out, "\tINFO\torder finished\t") || !strings.Contains(out, `{"order_uuid": "o1"}`) {
+		t.Fatalf("text log output %q", out)
+	}
+	if _, err := NewLoggerFormat(&buf, "info", "xml"); err == nil {
+		t.Fatal("unknown format accepted")
+	}
 }
 
 func TestLoggerWritesJSON(t *testing.T) {

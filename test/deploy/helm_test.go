@@ -148,7 +148,7 @@ func TestHelmLeaderElection(t *testing.T) {
 		t.Fatalf("two replicas without leader election must be refused, got exit %d:\n%s", code, out)
 	}
 	objs := render(t, "--values", filepath.Join(chart, "ci", "ha-values.yaml"))
-	want := "Deployment,Role,RoleBinding,Secret,Service,ServiceAccount,ServiceMonitor"
+	want := "ConfigMap,Deployment,PrometheusRule,Role,RoleBinding,Secret,Service,ServiceAccount,ServiceMonitor"
 	if got := strings.Join(kinds(objs), ","); got != want {
 		t.Fatalf("rendered kinds %s, want %s", got, want)
 	}

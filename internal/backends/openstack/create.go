@@ -30,7 +30,7 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 		return backends.Info{}, err
 	}
 	made := backends.Info{BackendID: p.ID} // returned with any later error, so the agent records it
-	log := b.log.With(zap.String("project", p.Name), zap.String("project_id", p.ID))
+	log := b.logger(ctx).With(zap.String("project", p.Name), zap.String("project_id", p.ID))
 	if created {
 		log.Info("openstack project created")
 	}

@@ -58,7 +58,7 @@ func (b *Backend) setStatus(ctx context.Context, res backends.Resource, status s
 	if err := c.setTags(ctx, p, withStatus(p.Tags, status)); err != nil {
 		return err
 	}
-	b.log.Info("tenant status changed", zap.String("project_id", p.ID), zap.String("from", orNone(current)), zap.String("to", orNone(status)))
+	b.logger(ctx).Info("tenant status changed", zap.String("project_id", p.ID), zap.String("from", orNone(current)), zap.String("to", orNone(status)))
 	return nil
 }
 

@@ -127,3 +127,7 @@ func (b *Backend) Close() error {
 	}
 	return nil
 }
+
+// logger is the backend's logger inside an operation: with the order or resource the caller
+// named in ctx (backends.Log).
+func (b *Backend) logger(ctx context.Context) *zap.Logger { return backends.Log(ctx, b.log) }

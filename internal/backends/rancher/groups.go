@@ -156,7 +156,7 @@ func (b *Backend) ensureGroup(ctx context.Context, res backends.Resource, group 
 	if err != nil || found {
 		return false, err
 	}
-	b.log.Info("keycloak group missing; creating it", zap.String("group", group))
+	b.logger(ctx).Info("keycloak group missing; creating it", zap.String("group", group))
 	if _, _, err := b.ensureGroupID(ctx, res, group); err != nil {
 		return false, err
 	}
@@ -191,7 +191,7 @@ func (b *Backend) ensureBinding(ctx context.Context, projectID, group string, kn
 		}
 		_, err := b.v3.CreateBinding(ctx, projectID, b.cfg.role, want)
 		if err == nil {
-			b.log.Info("project role binding created", zap.String("project", projectID), zap.String("principal", want), zap.String("role", b.cfg.role))
+			b.logger(ctx).Info("project role binding created", zap.String("project", projectID), zap.String("principal", want), zap.String("role", b.cfg.role))
 			return true, nil
 		}
 		if !failure.IsTransient(err) || attempt >= 2 {
@@ -218,7 +218,7 @@ func (b *Backend) pruneBindings(ctx context.Context, projectID, group string, li
 			return changed, err
 		}
 		changed = true
-		b.log.Info("stale keycloak group binding removed", zap.String("project", projectID), zap.String("binding", bd.ID),
+		b.logger(ctx).Info("stale keycloak group binding removed", zap.String("project", projectID), zap.String("binding", bd.ID),
 			zap.String("principal", bd.GroupPrincipalID), zap.String("role", bd.RoleTemplateID), zap.String("kept_group", group))
 	}
 	return changed, nil
@@ -251,7 +251,7 @@ func (b *Backend) releaseGroup(ctx context.Context, group, projectID string) err
 	}
 	for _, bd := range others {
 		if bd.ProjectID != projectID {
-			b.log.Info("keycloak group still used by another project; kept", zap.String("group", group), zap.String("project", bd.ProjectID))
+			b.logger(ctx).Info("keycloak group still used by another project; kept", zap.String("group", group), zap.String("project", bd.ProjectID))
 			return nil
 		}
 	}
@@ -263,7 +263,7 @@ func (b *Backend) releaseGroup(ctx context.Context, group, projectID string) err
 		if err := b.kc.DeleteGroup(ctx, id); err != nil && !isNotFound(err) {
 			return err
 		}
-		b.log.Info("keycloak group deleted", zap.String("group", group))
+		b.logger(ctx).Info("keycloak group deleted", zap.String("group", group))
 	}
 	b.forgetGroup(group)
 	b.kcMu.Lock()
@@ -276,7 +276,7 @@ func (b *Backend) releaseGroup(ctx context.Context, group, projectID string) err
 func (b *Backend) releaseParent(ctx context.Context) error {
 	gone, err := b.kc.DeleteParentIfEmpty(ctx, b.cfg.parentGroup)
 	if gone {
-		b.log.Info("empty keycloak parent group deleted", zap.String("group", b.cfg.parentGroup))
+		b.logger(ctx).Info("empty keycloak parent group deleted", zap.String("group", b.cfg.parentGroup))
 	}
 	return err
 }

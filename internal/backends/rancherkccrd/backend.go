@@ -72,7 +72,7 @@ func (b *Backend) WantsResourceGrants() bool { return len(b.cfg.clusterRoleMap) 
 // removes the resource's custom resources whose resource project is gone, and reports.
 func (b *Backend) SyncProjects(ctx context.Context, req backends.ProjectSync) (backends.ProjectReport, error) {
 	res := req.Resource
-	log := b.log.With(zap.String("resource", res.UUID), zap.String("cluster", res.BackendID))
+	log := backends.Log(backends.ForResource(ctx, res.UUID), b.log).With(zap.String("resource", res.UUID), zap.String("cluster", res.BackendID))
 	b.warnUnmapped(log, "cluster_role_map", req.ResourceGrants, b.cfg.clusterRoleMap)
 	cluster, clusterErr := b.cfg.clusterBindings(res, req.ResourceGrants)
 	var rep backends.ProjectReport
@@ -126,13 +126,13 @@ func (b *Backend) write(ctx context.Context, d desired, dryRun bool) (o observed
 	case obj == nil:
 		return observed{}, "", nil // dry run: it does not exist yet
 	}
-	return b.observe(obj), "", nil
+	return b.observe(ctx, obj), "", nil
 }
 
-func (b *Backend) observe(obj *unstructured.Unstructured) observed {
+func (b *Backend) observe(ctx context.Context, obj *unstructured.Unstructured) observed {
 	st, stale, ok := readStatus(obj.Object["status"], obj.GetGeneration())
 	if !ok {
-		b.log.Warn("status of a ManagedRancherProject cannot be read; taken as in progress", zap.String("name", obj.GetName()))
+		backends.Log(ctx, b.log).Warn("status of a ManagedRancherProject cannot be read; taken as in progress", zap.String("name", obj.GetName()))
 	}
 	return observed{present: true, stale: stale, status: st}
 }

@@ -95,7 +95,7 @@ func (a *Access) AddMembers(ctx context.Context, res backends.Resource, members 
 			return err
 		}
 		if !found {
-			a.b.d.Log.Warn("user not in keycloak yet; access waits", zap.String("user", m.Username), zap.String("cluster", res.BackendID))
+			backends.Log(ctx, a.b.d.Log).Warn("user not in keycloak yet; access waits", zap.String("user", m.Username), zap.String("cluster", res.BackendID))
 			continue
 		}
 		if err := a.kc.AddMember(ctx, u.ID, id); err != nil {

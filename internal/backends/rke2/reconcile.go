@@ -30,7 +30,7 @@ type cluster struct {
 // reconcile brings the cluster towards spec: Rancher cluster, network, then planning passes.
 func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec) (backends.Info, error) {
 	c := &cluster{ref: ClusterRef{UUID: uuid, Name: spec.Name}, spec: spec,
-		log: b.d.Log.With(zap.String("cluster", spec.Name), zap.String("resource", uuid))}
+		log: backends.Log(backends.ForResource(ctx, uuid), b.d.Log).With(zap.String("cluster", spec.Name), zap.String("resource", uuid))}
 	info := backends.Info{BackendID: spec.Name}
 	var err error
 	if c.rc, err = b.d.Rancher.EnsureCluster(ctx, c.ref, b.provisionSpec()); err != nil {

@@ -67,12 +67,12 @@ func (c *Client) createRegistration(ctx context.Context, clusterID string) (regi
 			return tok, err
 		}
 		if attempt >= c.pol.Max {
-			c.log.Info("rancher has not made the cluster's namespace yet; the registration token waits",
+			upstream.Log(ctx, c.log).Info("rancher has not made the cluster's namespace yet; the registration token waits",
 				zap.String("cluster", clusterID), zap.Int("attempts", attempt+1))
 			return tok, fmt.Errorf("rancher has not made the namespace of cluster %s yet (%v): %w", clusterID, err, failure.ErrNotReady)
 		}
 		wait := upstream.Backoff(c.pol.WaitMin, c.pol.WaitMax, attempt, nil)
-		c.log.Debug("rancher has not made the cluster's namespace yet; posting the registration token again",
+		upstream.Log(ctx, c.log).Debug("rancher has not made the cluster's namespace yet; posting the registration token again",
 			zap.String("cluster", clusterID), zap.Duration("wait", wait))
 		select {
 		case <-ctx.Done():

@@ -13,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
 	"github.com/waldur/site-agent/internal/failure"
@@ -146,7 +147,7 @@ func (in *Infra) boot(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.
 	if err != nil {
 		return "", osc.Classify("nova", fmt.Errorf("create server %s: %w", req.Name, err))
 	}
-	in.log.Info("server created", zap.String("cluster", c.Name), zap.String("server", req.Name), zap.String("id", s.ID))
+	backends.Log(ctx, in.log).Info("server created", zap.String("cluster", c.Name), zap.String("server", req.Name), zap.String("id", s.ID))
 	return s.ID, nil
 }
 
