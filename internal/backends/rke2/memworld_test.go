@@ -55,6 +55,7 @@ type memVM struct {
 
 type memCluster struct {
 	ref      ClusterRef
+	spec     ProvisionSpec // as created
 	mgmtID   string
 	deleting int                 // ticks until gone; 0 = not deleting
 	nodes    map[string]*memNode // by name
@@ -300,7 +301,7 @@ func (m memInfra) Diagnose(context.Context) []backends.Check {
 
 type memRancher struct{ w *memWorld }
 
-func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, _ ProvisionSpec) (RancherCluster, error) {
+func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, spec ProvisionSpec) (RancherCluster, error) {
 	w := m.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -314,14 +315,14 @@ func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, _ ProvisionSp
 	}
 	cl, ok := w.clusters[c.UUID]
 	if !ok {
-		cl = &memCluster{ref: c, nodes: map[string]*memNode{}}
+		cl = &memCluster{ref: c, spec: spec, nodes: map[string]*memNode{}}
 		w.clusters[c.UUID] = cl
-		return RancherCluster{Name: c.Name, State: "provisioning"}, nil // the id comes a moment later
+		return cl.view(), nil // the id comes a moment later
 	}
 	if cl.mgmtID == "" {
 		cl.mgmtID = "c-m-" + c.UUID[:8]
 	}
-	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: cl.state()}, nil
+	return cl.view(), nil
 }
 
 func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, error) {
@@ -335,7 +336,12 @@ func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, er
 	if !ok || cl.ref.Name != c.Name {
 		return RancherCluster{}, fmt.Errorf("cluster %s: %w", c.Name, failure.ErrNotFound)
 	}
-	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: cl.state()}, nil
+	return cl.view(), nil
+}
+
+// view is the cluster as the Rancher port shows it, with the networks it was made with.
+func (c *memCluster) view() RancherCluster {
+	return RancherCluster{Name: c.ref.Name, ManagementID: c.mgmtID, State: c.state(), ClusterCIDR: c.spec.ClusterCIDR, ServiceCIDR: c.spec.ServiceCIDR}
 }
 
 // state is Rancher's: provisioning until a node is active, as Rancher shows a custom cluster.

@@ -68,10 +68,17 @@ type Infra interface {
 
 // ProvisionSpec is what Rancher needs to create a cluster.
 type ProvisionSpec struct {
-	K8sVersion       string
-	CNI              string // cilium unless settings say otherwise
-	DataDir          string // RKE2 and system-agent data directory on the nodes
-	RegistryURL      string // private registry ("" none); its credentials go into a Rancher secret
+	K8sVersion string
+	CNI        string // cilium unless settings say otherwise
+	DataDir    string // RKE2 and system-agent data directory on the nodes
+	// ClusterCIDR and ServiceCIDR are the pod and service networks: machineGlobalConfig
+	// cluster-cidr and service-cidr of a provisioned cluster, and recorded on every cluster
+	// (RancherCluster) so that its later nodes get the networks it was made with.
+	ClusterCIDR, ServiceCIDR string
+	// RegistryURL is the private registry ("" none): docker.io's mirror and, by its host, the
+	// system-default-registry; with RegistryUser its credentials are a basic-auth secret in
+	// fleet-default (RegistrySecretName) that the cluster's registry config names.
+	RegistryURL      string
 	RegistryUser     string
 	RegistryPassword secret.Secret
 	Imported         bool // bootstrap rke2: a cluster imported once RKE2 runs, not provisioned by Rancher
@@ -82,6 +89,9 @@ type RancherCluster struct {
 	Name         string // provisioning cluster name in fleet-default (ClusterRef.Name)
 	ManagementID string // c-m-…, from status.clusterName; "" until Rancher assigns it
 	State        string // Rancher's state of the management cluster (active, provisioning, …)
+	// ClusterCIDR and ServiceCIDR are the networks recorded when the cluster was made; "" for a
+	// cluster made before they were recorded, which has RKE2's defaults.
+	ClusterCIDR, ServiceCIDR string
 }
 
 // Registration is how nodes and clusters register with Rancher; both are credentials (the URL
@@ -106,6 +116,11 @@ type Rancher interface {
 	// EnsureCluster finds or creates the cluster (labelled with c.UUID). A cluster of that name
 	// labelled with another UUID is failure.ErrDuplicate.
 	EnsureCluster(ctx context.Context, c ClusterRef, spec ProvisionSpec) (RancherCluster, error)
+	// EnsureRegistrySecret makes the basic-auth secret holding the private registry's
+	// credentials (spec.RegistryUser and RegistryPassword) hold them; EnsureCluster makes it
+	// before it creates a cluster that names it, and DeleteCluster deletes it once the cluster
+	// is gone.
+	EnsureRegistrySecret(ctx context.Context, c ClusterRef, spec ProvisionSpec) error
 	// Cluster finds the cluster without creating it (failure.ErrNotFound when absent, or when
 	// the cluster of that name is labelled with another UUID).
 	Cluster(ctx context.Context, c ClusterRef) (RancherCluster, error)

@@ -179,6 +179,7 @@ func (b *Backend) finish(ctx context.Context, c *cluster, info backends.Info) (b
 // provisionSpec is what Rancher is asked to create.
 func (b *Backend) provisionSpec() ProvisionSpec {
 	return ProvisionSpec{K8sVersion: b.s.K8sVersion, CNI: "cilium", DataDir: StorageMountPoint,
+		ClusterCIDR: b.s.ClusterCIDR, ServiceCIDR: b.s.ServiceCIDR,
 		RegistryURL: b.s.PrivateRegistryURL, RegistryUser: b.s.PrivateRegistryUser, RegistryPassword: b.s.PrivateRegistryPassword,
 		Imported: b.s.Bootstrap == BootstrapRKE2}
 }

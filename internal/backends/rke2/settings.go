@@ -83,7 +83,8 @@ type Settings struct {
 	// OpenStack is the cloud the VMs live in (settings_openstack.go).
 	OpenStack OpenStackSettings `mapstructure:"openstack"`
 	Timeouts  `mapstructure:",squash"`
-	cloudInit *CloudInit // parsed template (default or the file's)
+	Network   `mapstructure:",squash"` // cluster_cidr, service_cidr (settings_network.go)
+	cloudInit *CloudInit               // parsed template (default or the file's)
 	flavorsRe *regexp.Regexp
 }
 
@@ -189,6 +190,7 @@ func (s *Settings) applyDefaults() {
 	s.RoleRequirements = req
 	s.OpenStack.applyDefaults()
 	s.Timeouts.applyDefaults()
+	s.Network.applyDefaults()
 }
 
 func (s *Settings) validate() error {
@@ -199,6 +201,9 @@ func (s *Settings) validate() error {
 		return err
 	}
 	if err := s.OpenStack.validate(); err != nil {
+		return err
+	}
+	if err := s.Network.validate(s.OpenStack.SubnetCIDR); err != nil {
 		return err
 	}
 	if err := s.Timeouts.validate(); err != nil {
