@@ -40,6 +40,7 @@ type memWorld struct {
 	dupCreate     int             // the next n CreateServer calls make two VMs (a retried create)
 	refusedLogins int             // VMs whose single-use secret id had been used already
 	failBoots     map[string]int  // node name → how many of its next VMs never register (bootstrap fails)
+	failFIPs      int             // the next n creates asking for a floating IP make the VM, then fail (memworld_extra_test.go)
 
 	etcd            map[string]map[string]bool // cluster UUID → etcd members (memetcd_test.go)
 	etcdRemoveAsked map[string]int             // "<uuid>/<node>" → the tick its removal was asked
@@ -219,7 +220,7 @@ func (m memInfra) CreateServer(_ context.Context, c ClusterRef, _ NetworkInfo, r
 		w.servers[v.ID] = &memVM{view: v, userData: string(req.UserData.Bytes())}
 		w.checkNoVaultData(req)
 	}
-	return v, nil
+	return w.floatingIP(v, req)
 }
 
 // checkCreate asserts the install order: no agent before every server is ready, no joining

@@ -53,6 +53,12 @@ type Infra interface {
 	// IP. A create whose answer is lost is sent again by a later pass; Observe sets the
 	// duplicate aside as a stray.
 	CreateServer(ctx context.Context, c ClusterRef, net NetworkInfo, req ServerRequest) (ServerView, error)
+	// RepairNode checks what Nova's listing of an ACTIVE node cannot prove and mends what can
+	// be mended in place: a VM listed without an address on the cluster network is looked up
+	// in Neutron, and with floatingIP the node's port gets a floating IP unless it has one
+	// (found by its port, so a create whose answer was lost is not made twice). It returns ""
+	// when the node is whole, else why it must be made again (no port on the cluster network).
+	RepairNode(ctx context.Context, c ClusterRef, net NetworkInfo, s ServerView, floatingIP bool) (string, error)
 	// DeleteServer deletes a VM with its volumes and floating IP.
 	DeleteServer(ctx context.Context, c ClusterRef, s ServerView) error
 	// ClearLeftovers finds what others made in the cluster's project or on its network and
