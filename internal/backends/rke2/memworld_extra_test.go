@@ -58,3 +58,16 @@ func (m memInfra) RepairNode(_ context.Context, _ ClusterRef, _ NetworkInfo, s S
 	}
 	return "", nil
 }
+
+// ClusterOf implements Rancher.
+func (m memRancher) ClusterOf(_ context.Context, uuid string) (string, error) {
+	m.w.mu.Lock()
+	defer m.w.mu.Unlock()
+	if err := m.w.call("ClusterOf"); err != nil {
+		return "", err
+	}
+	if cl := m.w.clusters[uuid]; cl != nil && cl.deleting == 0 {
+		return cl.ref.Name, nil
+	}
+	return "", nil
+}

@@ -127,6 +127,9 @@ type Rancher interface {
 	// before it creates a cluster that names it, and DeleteCluster deletes it once the cluster
 	// is gone.
 	EnsureRegistrySecret(ctx context.Context, c ClusterRef, spec ProvisionSpec) error
+	// ClusterOf names the cluster labelled with the resource UUID ("" when there is none; a
+	// failure when several are).
+	ClusterOf(ctx context.Context, uuid string) (string, error)
 	// Cluster finds the cluster without creating it (failure.ErrNotFound when absent, or when
 	// the cluster of that name is labelled with another UUID).
 	Cluster(ctx context.Context, c ClusterRef) (RancherCluster, error)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"sort"
+	"strings"
 
 	"github.com/waldur/site-agent/internal/failure"
 )
@@ -45,6 +47,25 @@ func (c *Client) ProvisioningCluster(ctx context.Context, name string) (Provisio
 type Meta struct {
 	Labels      map[string]string
 	Annotations map[string]string
+}
+
+// ProvisioningClusters lists the provisioning clusters whose labels carry every key and value
+// of labels (a Kubernetes equality selector; nil: all).
+func (c *Client) ProvisioningClusters(ctx context.Context, labels map[string]string) ([]ProvisioningCluster, error) {
+	reqs := make([]string, 0, len(labels))
+	for k, v := range labels {
+		reqs = append(reqs, k+"="+v)
+	}
+	sort.Strings(reqs)
+	q := url.Values{}
+	if len(reqs) > 0 {
+		q.Set("labelSelector", strings.Join(reqs, ","))
+	}
+	var list struct {
+		Data []ProvisioningCluster `json:"data"`
+	}
+	err := c.do(ctx, http.MethodGet, provPath, q, nil, &list)
+	return list.Data, err
 }
 
 // EnsureProvisioningCluster returns the provisioning cluster called name, creating it with

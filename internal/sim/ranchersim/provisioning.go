@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -75,12 +76,21 @@ func (s *Server) expireLocked() {
 	}
 }
 
+// listProv lists the clusters; ?labelSelector= (equality requirements, "k=v,k2=v2", as Steve
+// hands it to the Kubernetes API) keeps those whose labels match.
 func (s *Server) listProv(w http.ResponseWriter, r *http.Request) {
+	sel, ok := parseSelector(r.URL.Query().Get("labelSelector"))
+	if !ok {
+		writeStatus(w, http.StatusBadRequest, "BadRequest", "unable to parse requirement: "+r.URL.Query().Get("labelSelector"))
+		return
+	}
 	s.mu.Lock()
 	s.expireLocked()
 	names := make([]string, 0, len(s.prov))
-	for n := range s.prov {
-		names = append(names, n)
+	for n, pc := range s.prov {
+		if labelsMatch(pc.labels, sel) {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	items := make([]map[string]any, 0, len(names))
@@ -248,4 +258,31 @@ func (s *Server) renderProv(pc *provCluster) map[string]any {
 // writeStatus answers like the Kubernetes API behind Steve: a metav1.Status document.
 func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
 	writeJSON(w, code, map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": msg, "reason": reason, "code": code})
+}
+
+// parseSelector reads equality requirements (k=v or k==v, comma-separated); set-based and
+// inequality forms are beyond what the simulator models and are refused.
+func parseSelector(v string) (map[string]string, bool) {
+	out := map[string]string{}
+	if v == "" {
+		return out, true
+	}
+	for _, req := range strings.Split(v, ",") {
+		k, val, found := strings.Cut(req, "=")
+		val = strings.TrimPrefix(val, "=")
+		if !found || k == "" || strings.ContainsAny(k, "!() ") || strings.ContainsAny(val, "!() ") {
+			return nil, false
+		}
+		out[k] = val
+	}
+	return out, true
+}
+
+func labelsMatch(labels, sel map[string]string) bool {
+	for k, v := range sel {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
@@ -42,6 +43,27 @@ func (r rancherPort) Cluster(ctx context.Context, ref rke2.ClusterRef) (rke2.Ran
 		return rke2.RancherCluster{}, fmt.Errorf("rancher cluster %s belongs to another resource: %w", ref.Name, failure.ErrNotFound)
 	}
 	return view(p), nil
+}
+
+// ClusterOf implements rke2.Rancher.
+func (r rancherPort) ClusterOf(ctx context.Context, uuid string) (string, error) {
+	list, err := r.c.ProvisioningClusters(ctx, map[string]string{rke2.LabelCluster: uuid})
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(list))
+	for _, p := range list {
+		if p.Metadata.DeletionTimestamp == "" {
+			names = append(names, p.Metadata.Name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "", nil
+	case 1:
+		return names[0], nil
+	}
+	return "", failure.Errorf("rancher: clusters %s are all labelled for resource %s; keep one", strings.Join(names, ", "), uuid)
 }
 
 // ClusterOwner implements rke2.ClusterNames: the resource UUID the provisioning cluster of that
