@@ -44,8 +44,9 @@ type ServerRequest struct {
 type Infra interface {
 	FlavorSource
 	// EnsureNetwork finds or makes the cluster's tenant (per cluster, or the shared management
-	// tenant), network, subnet, router and security groups (6443, 9345, 10250, node-to-node,
-	// 80/443) and returns their ids.
+	// tenant), network, subnet, router and security group (6443 and 22 from the configured
+	// networks, 9345, 10250 and the rest node-to-node, 80/443), brings the group's rules in step
+	// with the settings, and returns their ids.
 	EnsureNetwork(ctx context.Context, c ClusterRef) (NetworkInfo, error)
 	// Servers lists the cluster's VMs (by its tag), with status, metadata and address.
 	Servers(ctx context.Context, c ClusterRef) ([]ServerView, error)
