@@ -71,3 +71,8 @@ func (m memRancher) ClusterOf(_ context.Context, uuid string) (string, error) {
 	}
 	return "", nil
 }
+
+// view is the cluster as the Rancher port shows it, with the networks it was made with.
+func (c *memCluster) view() RancherCluster {
+	return RancherCluster{Name: c.ref.Name, ManagementID: c.mgmtID, State: c.state(), ClusterCIDR: c.spec.ClusterCIDR, ServiceCIDR: c.spec.ServiceCIDR}
+}

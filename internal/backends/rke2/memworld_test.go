@@ -340,11 +340,6 @@ func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, er
 	return cl.view(), nil
 }
 
-// view is the cluster as the Rancher port shows it, with the networks it was made with.
-func (c *memCluster) view() RancherCluster {
-	return RancherCluster{Name: c.ref.Name, ManagementID: c.mgmtID, State: c.state(), ClusterCIDR: c.spec.ClusterCIDR, ServiceCIDR: c.spec.ServiceCIDR}
-}
-
 // state is Rancher's: provisioning until a node is active, as Rancher shows a custom cluster.
 func (c *memCluster) state() string {
 	for _, n := range c.nodes {

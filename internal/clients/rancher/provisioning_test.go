@@ -33,10 +33,8 @@ func TestProvisioningLifecycle(t *testing.T) {
 	ctx := ctxT(t)
 	labels := map[string]string{"rke2.site-agent.waldur.com/cluster": "u1"}
 	spec := map[string]any{"kubernetesVersion": "v1.31.7+rke2r1", "rkeConfig": map[string]any{}}
-	notes := map[string]string{"rke2.site-agent.waldur.com/cluster-cidr": "10.42.0.0/16"}
-	p, err := w.c.EnsureProvisioningCluster(ctx, "prod", Meta{Labels: labels, Annotations: notes}, spec)
-	if err != nil || p.Metadata.Name != "prod" || p.Status.ClusterName == "" || p.Metadata.Labels["rke2.site-agent.waldur.com/cluster"] != "u1" ||
-		p.Metadata.Annotations["rke2.site-agent.waldur.com/cluster-cidr"] != "10.42.0.0/16" {
+	p, err := w.c.EnsureProvisioningCluster(ctx, "prod", Meta{Labels: labels}, spec)
+	if err != nil || p.Metadata.Name != "prod" || p.Status.ClusterName == "" || p.Metadata.Labels["rke2.site-agent.waldur.com/cluster"] != "u1" {
 		t.Fatalf("ensure: %+v %v", p, err)
 	}
 	again, err := w.c.EnsureProvisioningCluster(ctx, "prod", Meta{}, spec)
