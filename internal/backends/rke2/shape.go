@@ -50,10 +50,12 @@ func (b *Backend) checkShapes(ctx context.Context, c *cluster, nodes []Node, ser
 }
 
 // missingVolumes says which volumes a VM lacks ("" when all it was booted with are attached,
-// or when it does not say how many: made before MetaVolumes was written).
+// or when that cannot be told: a VM made before MetaVolumes was written, or a listing that
+// shows no volume at all — the root volume of an ACTIVE VM booted from it cannot be detached,
+// so none means Nova's policy hides os-extended-volumes, not that every volume is gone).
 func missingVolumes(vm ServerView) string {
 	want, err := strconv.Atoi(vm.Metadata[MetaVolumes])
-	if err != nil || want <= 0 || vm.Volumes >= want {
+	if err != nil || want <= 0 || vm.Volumes == 0 || vm.Volumes >= want {
 		return ""
 	}
 	return fmt.Sprintf("has %d of the %d volumes it was made with attached", vm.Volumes, want)

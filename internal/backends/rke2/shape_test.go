@@ -66,3 +66,19 @@ func TestDamagedNodesAreReplaced(t *testing.T) {
 		t.Fatalf("after the repair: %d servers, %d agents, %d active; %+v", s, a, act, info)
 	}
 }
+
+// Only a VM that shows some but not all of its volumes has lost one: none shown is Nova's
+// policy hiding them (a root volume cannot be detached), no count recorded an older VM.
+func TestMissingVolumes(t *testing.T) {
+	cases := []struct {
+		recorded string
+		shown    int
+		damaged  bool
+	}{{"2", 1, true}, {"3", 2, true}, {"2", 2, false}, {"2", 0, false}, {"", 1, false}, {"x", 1, false}}
+	for _, tc := range cases {
+		vm := ServerView{Metadata: map[string]string{MetaVolumes: tc.recorded}, Volumes: tc.shown}
+		if got := missingVolumes(vm) != ""; got != tc.damaged {
+			t.Errorf("recorded %q, shown %d: damaged %v, want %v", tc.recorded, tc.shown, got, tc.damaged)
+		}
+	}
+}
