@@ -75,6 +75,7 @@ type Server struct {
 	kubeconfigs map[string][]string          // kubeconfig tokens by cluster id (kubeconfig.go)
 	nodeAnn     map[string]map[string]string // downstream Node annotations by v3 node id (etcdnodes.go)
 	etcdRemover EtcdRemover                  // the emulated etcd (etcdnodes.go)
+	secrets     map[string]*simSecret        // fleet-default's secrets by name (secrets.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -105,7 +106,7 @@ func New(o Options) *Server {
 		o.NamespaceDelay = 50 * time.Millisecond
 	}
 	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
-		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, Injector: simfault.New(faultProfile)}
+		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, secrets: map[string]*simSecret{}, Injector: simfault.New(faultProfile)}
 	s.tun = newTunnels(s)
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)
