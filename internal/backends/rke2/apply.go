@@ -72,8 +72,8 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 
 // ensureVault writes the cluster's policy, AppRole and token secret once per call that creates
 // nodes. Bootstrap rancher: the token is the cluster's registration token, which Rancher keeps,
-// and the registry secret the cluster names is brought in step (a changed password, a secret
-// deleted by hand) before a new machine needs a plan. Bootstrap rke2: the secret keeps the
+// and the secrets the cluster names (registry, etcd S3) are brought in step (a changed
+// password, a secret deleted by hand) before a new machine needs a plan. Bootstrap rke2: the secret keeps the
 // cluster's join token (made with the initial server, never again), the import manifest URL
 // and registries.yaml.
 func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) error {
@@ -81,8 +81,8 @@ func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) err
 		return nil
 	}
 	if b.s.Bootstrap == BootstrapRancher {
-		if err := b.d.Rancher.EnsureRegistrySecret(ctx, c.ref, b.provisionSpec()); err != nil {
-			return fmt.Errorf("registry secret: %w", err)
+		if err := b.d.Rancher.EnsureClusterSecrets(ctx, c.ref, b.provisionSpec()); err != nil {
+			return err
 		}
 	}
 	reg, err := b.d.Rancher.Registration(ctx, c.rc)
@@ -112,7 +112,12 @@ func (b *Backend) ensureJoin(ctx context.Context, c *cluster, reg Registration, 
 		return failure.Errorf("%v", err)
 	}
 	defer registries.Forget()
-	return b.d.Vault.EnsureJoin(ctx, c.ref.UUID, JoinSecret{ImportURL: reg.ManifestURL, Registries: registries}, initial)
+	etcdS3, err := EtcdS3YAML(b.s)
+	if err != nil {
+		return failure.Errorf("%v", err)
+	}
+	defer etcdS3.Forget()
+	return b.d.Vault.EnsureJoin(ctx, c.ref.UUID, JoinSecret{ImportURL: reg.ManifestURL, Registries: registries, EtcdS3: etcdS3}, initial)
 }
 
 // removeNode marks the Rancher node as leaving (so the removal is finished whatever later

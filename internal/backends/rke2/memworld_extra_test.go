@@ -11,11 +11,11 @@ import (
 // More of the in-memory world (memworld_test.go): the registry secret, and the parts of a VM's
 // shape the executor checks — its volumes and floating IP.
 
-// EnsureRegistrySecret implements Rancher: the in-memory world counts it.
-func (m memRancher) EnsureRegistrySecret(context.Context, ClusterRef, ProvisionSpec) error {
+// EnsureClusterSecrets implements Rancher: the in-memory world counts it.
+func (m memRancher) EnsureClusterSecrets(context.Context, ClusterRef, ProvisionSpec) error {
 	m.w.mu.Lock()
 	defer m.w.mu.Unlock()
-	return m.w.call("EnsureRegistrySecret")
+	return m.w.call("EnsureClusterSecrets")
 }
 
 // floatingIP finishes a create: the VM records how many volumes it was made with and is

@@ -185,7 +185,9 @@ func (b *Backend) provisionSpec() ProvisionSpec {
 	return ProvisionSpec{K8sVersion: b.s.K8sVersion, CNI: "cilium", DataDir: StorageMountPoint,
 		ClusterCIDR: b.s.ClusterCIDR, ServiceCIDR: b.s.ServiceCIDR,
 		RegistryURL: b.s.PrivateRegistryURL, RegistryUser: b.s.PrivateRegistryUser, RegistryPassword: b.s.PrivateRegistryPassword,
-		Imported: b.s.Bootstrap == BootstrapRKE2}
+		Imported: b.s.Bootstrap == BootstrapRKE2,
+		Etcd:     EtcdSnapshots{ScheduleCron: b.s.EtcdSnapshotScheduleCron, Retention: b.s.EtcdSnapshotRetention, S3: b.s.EtcdS3},
+		Upgrade:  UpgradeStrategy{AgentBatch: b.s.UpgradeAgentBatch, DrainTimeout: b.s.DrainTimeout}}
 }
 
 // quick: the actions finished when they returned (deletions), so planning again now is useful.
