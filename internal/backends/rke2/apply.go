@@ -60,11 +60,18 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 	defer creds.SecretID.Forget()
 	cfg := NewNodeConfig(b.s, c.spec, a.Node, a.Inventory, creds, joinAddr)
 	cfg.ClusterCIDR, cfg.ServiceCIDR = c.rc.ClusterCIDR, c.rc.ServiceCIDR // the networks the cluster was made with
+	if c.rc.K8sVersion != "" {
+		cfg.K8sVersion = c.rc.K8sVersion // the release the cluster runs (or is being upgraded to), not the setting's
+	}
 	ud, err := b.s.CloudInit().Render(cfg)
 	if err != nil {
 		return failure.Errorf("cloud-init for %s: %v", a.Node, err)
 	}
-	_, err = b.d.Infra.CreateServer(ctx, c.ref, c.net, ServerRequest{Name: a.Node, Inventory: a.Inventory,
+	net, err := b.network(ctx, c)
+	if err != nil {
+		return err
+	}
+	_, err = b.d.Infra.CreateServer(ctx, c.ref, net, ServerRequest{Name: a.Node, Inventory: a.Inventory,
 		Node: c.spec.Node(a.Inventory.Role, a.Inventory.Index), Image: b.s.BaseImageName, UserData: ud,
 		FloatingIP: b.s.AllocateFloatingIPToAllNodes, SSHPublicKey: c.spec.SSHPublicKey, SecurityGroups: c.spec.SecurityGroups})
 	return err
@@ -100,6 +107,7 @@ func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) err
 		return fmt.Errorf("vault objects: %w", err)
 	}
 	c.vaultOK = true
+	b.day2.setVault(c.ref.UUID, true)
 	return nil
 }
 

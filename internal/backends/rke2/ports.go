@@ -120,6 +120,14 @@ type RancherCluster struct {
 	// ClusterCIDR and ServiceCIDR are the networks recorded when the cluster was made; "" for a
 	// cluster made before they were recorded, which has RKE2's defaults.
 	ClusterCIDR, ServiceCIDR string
+	// K8sVersion is the RKE2 release the cluster should run: a provisioned cluster's
+	// spec.kubernetesVersion, an imported one's AnnotationK8sVersion ("" when not recorded).
+	K8sVersion string
+	// Paused: an operator annotated the cluster AnnotationReconcile=paused (a restore is under
+	// way): the agent reports its health but changes nothing.
+	Paused bool
+	// Imported: Rancher did not provision it (bootstrap rke2; no rkeConfig).
+	Imported bool
 }
 
 // Registration is how nodes and clusters register with Rancher; both are credentials (the URL
@@ -173,6 +181,12 @@ type Rancher interface {
 	// until it reports true before it deletes the VM: etcd keeps a dead member, whose vote then
 	// counts against quorum, until the member is removed.
 	RemoveEtcdMember(ctx context.Context, rc RancherCluster, node string) (bool, error)
+	// SetK8sVersion asks Rancher to upgrade the cluster to an RKE2 release with the strategy:
+	// a provisioned cluster's spec.kubernetesVersion and rkeConfig.upgradeStrategy (Rancher's
+	// planner rolls the machines), an imported one's management cluster rke2Config (Rancher's
+	// system-upgrade-controller plans roll the nodes) and its AnnotationK8sVersion. Safe to
+	// repeat.
+	SetK8sVersion(ctx context.Context, c ClusterRef, rc RancherCluster, version string, u UpgradeStrategy) error
 	// DeleteCluster deletes the cluster; failure.ErrNotReady while Rancher is still removing it.
 	DeleteCluster(ctx context.Context, c ClusterRef) error
 	// Capacity sums the cluster's node capacity.

@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -30,8 +31,14 @@ func view(p rancherapi.ProvisioningCluster) rke2.RancherCluster {
 	if p.Metadata.DeletionTimestamp != "" {
 		state = "removing"
 	}
+	version := p.Metadata.Annotations[rke2.AnnotationK8sVersion] // an imported cluster's, once upgraded
+	if version == "" {
+		version = p.Spec.KubernetesVersion
+	}
 	return rke2.RancherCluster{Name: p.Metadata.Name, ManagementID: p.Status.ClusterName, State: state,
-		ClusterCIDR: p.Metadata.Annotations[rke2.AnnotationClusterCIDR], ServiceCIDR: p.Metadata.Annotations[rke2.AnnotationServiceCIDR]}
+		ClusterCIDR: p.Metadata.Annotations[rke2.AnnotationClusterCIDR], ServiceCIDR: p.Metadata.Annotations[rke2.AnnotationServiceCIDR],
+		K8sVersion: version, Paused: p.Metadata.Annotations[rke2.AnnotationReconcile] == rke2.ReconcilePaused,
+		Imported: p.Spec.RKEConfig == nil}
 }
 
 // Cluster implements rke2.Rancher.
@@ -277,7 +284,9 @@ func (r rancherPort) Nodes(ctx context.Context, rc rke2.RancherCluster) ([]rke2.
 	}
 	out := make([]rke2.RancherNodeView, 0, len(list))
 	for _, n := range list {
-		out = append(out, rke2.RancherNodeView{ID: n.ID, Name: n.Name(), State: n.State, Labels: n.Labels})
+		ready, since := n.Ready()
+		out = append(out, rke2.RancherNodeView{ID: n.ID, Name: n.Name(), State: n.State, Labels: n.Labels,
+			Ready: ready, ReadySince: since, Version: n.Info.Kubernetes.KubeletVersion})
 	}
 	return out, nil
 }
@@ -323,6 +332,54 @@ func (r rancherPort) Diagnose(ctx context.Context) []backends.Check {
 	}
 	return []backends.Check{check("rancher v3 api", "/v3/clusters?limit=1", r.c.PingV3),
 		check("rancher v1 provisioning api", "/v1/provisioning.cattle.io.clusters/fleet-default", r.c.PingV1)}
+}
+
+// SetK8sVersion implements rke2.Rancher. A provisioned cluster: spec.kubernetesVersion and
+// rkeConfig.upgradeStrategy, from which Rancher's planner drains and upgrades the machines,
+// controlPlaneConcurrency then workerConcurrency at a time (rancher v2.12 pkg/capr/planner
+// planner.go, kubeletVersionUpToDate). An imported RKE2 cluster: its management cluster's
+// rke2Config (kubernetesVersion, rke2upgradeStrategy), from which Rancher deploys the
+// system-upgrade-controller's server and agent plans with those concurrencies and drains
+// (pkg/controllers/management/k3sbasedupgrade; RKE2's own docs ask that an imported cluster's
+// plans be left to Rancher: docs.rke2.io/upgrades/automated), then the provisioning cluster's
+// AnnotationK8sVersion records the release.
+func (r rancherPort) SetK8sVersion(ctx context.Context, ref rke2.ClusterRef, rc rke2.RancherCluster, version string, u rke2.UpgradeStrategy) error {
+	if !rc.Imported {
+		want := upgradeStrategy(u)
+		return r.c.UpdateProvisioningCluster(ctx, ref.Name, func(spec map[string]any, _ map[string]string) bool {
+			rke, _ := spec["rkeConfig"].(map[string]any)
+			if rke == nil {
+				rke = map[string]any{}
+				spec["rkeConfig"] = rke
+			}
+			if spec["kubernetesVersion"] == version && sameJSON(rke["upgradeStrategy"], want) {
+				return false
+			}
+			spec["kubernetesVersion"], rke["upgradeStrategy"] = version, want
+			return true
+		})
+	}
+	id, err := managed(rc)
+	if err != nil {
+		return err
+	}
+	strategy := map[string]any{"serverConcurrency": 1, "workerConcurrency": max(u.AgentBatch, 1), "drainServerNodes": true, "drainWorkerNodes": true}
+	if err := r.c.UpdateCluster(ctx, id, map[string]any{"rke2Config": map[string]any{"kubernetesVersion": version, "rke2upgradeStrategy": strategy}}); err != nil {
+		return err
+	}
+	return r.c.UpdateProvisioningCluster(ctx, ref.Name, func(_ map[string]any, ann map[string]string) bool {
+		if ann[rke2.AnnotationK8sVersion] == version {
+			return false
+		}
+		ann[rke2.AnnotationK8sVersion] = version
+		return true
+	})
+}
+
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
 // RemoveEtcdMember implements rke2.Rancher in both bootstrap modes alike: the downstream Node is
