@@ -33,6 +33,7 @@ type simNode struct {
 	notReady            bool // its Node is NotReady (agent-reported nodes; SetNodeReady)
 	readyChanged        time.Time
 	version             string // the kubelet's version (info.kubernetes.kubeletVersion)
+	upgrading           bool   // an upgrade cordoned it (upgrade.go)
 }
 
 // setReady records the Node's readiness; the Ready condition's lastTransitionTime moves only
@@ -70,6 +71,8 @@ func (n *simNode) state(o Options, hung bool) (string, bool) {
 		return "drained", true
 	case n.notReady:
 		return "unavailable", false
+	case n.upgrading:
+		return "cordoned", false
 	case now.Before(n.registered.Add(o.NodeActiveAfter)):
 		return "registering", false
 	}
@@ -102,7 +105,7 @@ func (s *Server) renderNode(base string, n *simNode) map[string]any {
 	return map[string]any{"id": n.id, "type": "node", "baseType": "node", "clusterId": n.clusterID,
 		"namespaceId": n.clusterID, "nodeName": n.name, "hostname": n.name, "requestedHostname": n.name,
 		"labels": nonNil(n.labels), "state": state, "transitioning": map[bool]string{true: "yes", false: "no"}[state != "active" && state != "drained"],
-		"etcd": has("etcd"), "controlPlane": has("controlplane"), "worker": has("worker"), "unschedulable": !n.drainAt.IsZero(),
+		"etcd": has("etcd"), "controlPlane": has("controlplane"), "worker": has("worker"), "unschedulable": !n.drainAt.IsZero() || n.upgrading,
 		// Rancher copies the Node's Ready condition with metav1.Time's String() as its times
 		// (rancher v2.12 pkg/controllers/managementuser/nodesyncer/nodessyncer.go cleanStatus).
 		"conditions": []map[string]any{{"type": "Ready", "status": ready, "lastTransitionTime": n.readyChanged.UTC().Truncate(time.Second).String()},
