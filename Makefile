@@ -39,7 +39,7 @@ test-fast:
 	SITE_AGENT_SKIP_REAL=1 FUZZTIME=5s ./scripts/test.sh
 # bench prints the README's figures as one table (release build as a process against loopback
 # simulators; the Rancher rows need the Kubernetes binaries of scripts/kube/build.sh).
-# SITE_AGENT_FIGURES=launch,drain,report,rancher,rke2 selects groups (default all).
+# SITE_AGENT_FIGURES=launch,drain,report,rancher,rke2,diagnostics selects groups (default all).
 bench:
 	SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench '^BenchmarkFigures$$' -benchtime 1x -timeout 30m ./test/e2e/
 # event → done latency and recovery after a broker restart, against real RabbitMQ (needs root
