@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,4 +248,35 @@ func TestFailedEventPassIsReported(t *testing.T) {
 	if got := r.offeringUserEvents(evHandled) - handled; got != 1 {
 		t.Errorf("%d offering_user events handled, want 1", got)
 	}
+}
+
+// panicky is a backend whose ping panics while armed.
+type panicky struct {
+	backends.Pinger
+	armed *atomic.Bool
+}
+
+func (p panicky) Ping(ctx context.Context) error {
+	if p.armed.Load() {
+		panic("backend client bug")
+	}
+	return p.Pinger.Ping(ctx)
+}
+
+// A background pass that panics is recovered (it runs on no worker or cycle that would), counted
+// and reported; the agent goes on.
+func TestPanickingEventPassIsRecovered(t *testing.T) {
+	var armed atomic.Bool
+	r := newEventRigWith(t, func(s *backends.Set) { s.Pinger = panicky{s.Pinger, &armed} })
+	panics := testutil.ToFloat64(r.env.Metrics.Panics)
+	armed.Store(true)
+	r.sim.Publish("offering_user", r.world.Offering.UUID, []byte(`{"action":"create","resource_backend_ids":[]}`))
+	r.waitFor("the panic counted", func() bool { return testutil.ToFloat64(r.env.Metrics.Panics) > panics })
+	r.waitFor("the panic on /status", func() bool {
+		errs := r.env.Status.Snapshot().Errors
+		return len(errs) > 0 && strings.HasPrefix(errs[0].Message, "membership pass: panic: backend client bug")
+	})
+	armed.Store(false)
+	o := r.world.CreateOrder("after-panic", map[string]float64{"cpu": 1})
+	r.waitFor("order done after the panic", func() bool { return r.order(o.UUID).State == waldursim.OrderDone })
 }
