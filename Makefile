@@ -2,11 +2,14 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/waldur/site-agent/internal/cli.Version=$(VERSION)
 
-.PHONY: build demo test test-fast bench bench-events lint
+.PHONY: build demo vclusters test test-fast bench bench-events lint
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/site-agent ./cmd/site-agent
 demo:
 	go run ./cmd/site-agent-demo
+# the virtual-clusters load tool (docs/virtual-clusters.md): a program of its own, never in the release binary
+vclusters:
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/site-agent-vclusters ./cmd/site-agent-vclusters
 test:
 	./scripts/test.sh
 test-fast:

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"github.com/waldur/site-agent/internal/vclusters"
 )
 
 // Exit codes.
@@ -36,7 +33,6 @@ Usage:
   site-agent load-components -c FILE           create or update offering components in Waldur
   site-agent check-config -c FILE              validate the configuration file and show warnings
   site-agent healthz [--config-file FILE] [--max-age SECONDS] [--liveness-only]
-  site-agent virtual-clusters [-c FILE]        run virtual clusters connected to Rancher (load testing)
   site-agent version
 %s
 Modes: order_process, membership_sync, report, event_process; all runs every mode the offerings configure in
@@ -75,11 +71,8 @@ func Run(ctx context.Context, args []string, io IO, extra ...Command) int {
 		case "healthz":
 			return healthzCmd(ctx, args[1:], io)
 		case "virtual-clusters":
-			environ := os.Environ
-			if io.Environ != nil {
-				environ = io.Environ
-			}
-			return vclusters.Command(ctx, args[1:], io.Stdout, io.Stderr, environ())
+			fmt.Fprintln(io.Stderr, "site-agent: virtual clusters are a separate program (it links remotedialer, which the release binary leaves out): go run ./cmd/site-agent-vclusters")
+			return ExitUsage
 		case "demo":
 			fmt.Fprintln(io.Stderr, "site-agent: the demo is a separate program (it links the Waldur simulator, which the release binary leaves out): go run ./cmd/site-agent-demo")
 			return ExitUsage

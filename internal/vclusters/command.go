@@ -29,7 +29,7 @@ const (
 	exitUsage   = 2
 )
 
-const usage = `Usage: site-agent virtual-clusters [-c FILE] [flags]
+const usage = `Usage: site-agent-vclusters [-c FILE] [flags]
 
 Runs many virtual clusters (namespaces and Node objects in one main API server) imported into
 Rancher and connected over Rancher's own tunnels, managed through an HTTP API:
@@ -42,7 +42,7 @@ The Rancher API key comes from rancher.token or SITE_AGENT_VC_RANCHER_TOKEN.
 See docs/virtual-clusters.md. Flags:
 `
 
-// Command runs `site-agent virtual-clusters` until ctx ends and returns the exit code.
+// Command runs `site-agent-vclusters` until ctx ends and returns the exit code.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
 	f := newFlagSet()
 	f.fs.SetOutput(stderr)
@@ -57,24 +57,24 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 		return exitUsage
 	}
 	if f.fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "site-agent virtual-clusters: unexpected argument %q\n", f.fs.Arg(0))
+		fmt.Fprintf(stderr, "site-agent-vclusters: unexpected argument %q\n", f.fs.Arg(0))
 		return exitUsage
 	}
 	cfg, err := LoadConfig(f.config, environ, f.overrides())
 	if err != nil {
-		fmt.Fprintln(stderr, "site-agent virtual-clusters:", err)
+		fmt.Fprintln(stderr, "site-agent-vclusters:", err)
 		return exitUsage
 	}
 	log, err := telemetry.NewLogger(stdout, cfg.LogLevel)
 	if err != nil {
-		fmt.Fprintln(stderr, "site-agent virtual-clusters: invalid configuration: log_level:", err)
+		fmt.Fprintln(stderr, "site-agent-vclusters: invalid configuration: log_level:", err)
 		return exitUsage
 	}
 	defer func() { _ = log.Sync() }()
 	routeLibraryLogs(log)
 	if err := serve(ctx, cfg, log); err != nil {
 		log.Error("virtual clusters stopped", zap.Error(err))
-		fmt.Fprintln(stderr, "site-agent virtual-clusters:", err)
+		fmt.Fprintln(stderr, "site-agent-vclusters:", err)
 		return exitFailure
 	}
 	return exitOK

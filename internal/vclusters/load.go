@@ -35,7 +35,7 @@ type flagSet struct {
 }
 
 func newFlagSet() *flagSet {
-	f := &flagSet{fs: flag.NewFlagSet("site-agent virtual-clusters", flag.ContinueOnError), keys: map[string]string{}}
+	f := &flagSet{fs: flag.NewFlagSet("site-agent-vclusters", flag.ContinueOnError), keys: map[string]string{}}
 	f.fs.StringVar(&f.config, "c", "", "configuration file (YAML)")
 	f.fs.StringVar(&f.config, "config", "", "same as -c")
 	for name, spec := range map[string][2]string{

@@ -76,7 +76,7 @@ func NewManager(cfg Config, d Deps) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	ca, err := pki.LoadOrCreateCA(cfg.StateDir, "proxy-ca", "site-agent virtual-clusters proxy CA")
+	ca, err := pki.LoadOrCreateCA(cfg.StateDir, "proxy-ca", "site-agent-vclusters proxy CA")
 	if err != nil {
 		return nil, fmt.Errorf("proxy CA in %s: %w", cfg.StateDir, err)
 	}
