@@ -12,7 +12,9 @@
 #     (scripts/container/test.sh; installs buildah, podman, runc; root);
 #   - Helm: the chart linted, rendered and dry-run applied to the kube-apiserver, with Helm
 #     built from the module proxy and cached (scripts/helm/build.sh);
-#   - RabbitMQ with STOMP and Web-STOMP from Debian's package (scripts/rabbitmq/up.sh).
+#   - RabbitMQ with STOMP and Web-STOMP from Debian's package (scripts/rabbitmq/up.sh);
+#   - a soak: the tunnel, leader and events packages 20 times each, two copies at once under
+#     -race (their timing-sensitive tests must not flake under load); SOAK=0 leaves it out.
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
 # OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 leave a part out (e.g. on a
 # machine without root). HELM needs KUBE. COMPUTE=0 leaves out real Nova servers (OpenStack
@@ -111,6 +113,32 @@ if [ "${KUBE:-1}" = 1 ]; then
   # The tunnel tests skip under -race (remotedialer v0.6.1 data race, rancher/remotedialer#261).
   log "virtual clusters without -race ($(elapsed))"
   go test -count=1 -p 1 -timeout 20m ./internal/vclusters/... ./internal/sim/ranchersim/
+fi
+if [ "${SOAK:-1}" = 1 ]; then
+  soak=(./internal/vclusters/tunnel/)
+  [ "${KUBE:-1}" = 1 ] && soak+=(./internal/leader/)
+  [ -n "$rmq_pid" ] && soak+=(./internal/events/)
+  log "soak: ${soak[*]} -count=20, two copies at once ($(elapsed))"
+  soak_t0=$(date +%s)
+  go test -race -count=1 -run '^$' "${soak[@]}" >/dev/null # build once, then run twice at once
+  pids=()
+  for copy in 1 2; do
+    nice -n 5 go test -race -count=20 -p 1 -timeout 30m "${soak[@]}" >"/tmp/site-agent-soak-$copy.log" 2>&1 &
+    pids+=($!)
+  done
+  soak_failed=0
+  for copy in 1 2; do
+    if ! wait "${pids[$((copy - 1))]}"; then
+      soak_failed=1
+      grep -E -B2 -A20 '^(--- FAIL|WARNING: DATA RACE|panic:)' "/tmp/site-agent-soak-$copy.log" | head -150
+    fi
+    grep -E '^(ok|FAIL|---)' "/tmp/site-agent-soak-$copy.log" | sed "s/^/copy $copy: /"
+  done
+  echo "soak took $(( $(date +%s) - soak_t0 )) s"
+  if [ "$soak_failed" = 1 ]; then
+    echo "the soak failed: a test flaked under load (logs: /tmp/site-agent-soak-{1,2}.log)" >&2
+    exit 1
+  fi
 fi
 if [ ${#e2e[@]} -gt 0 ]; then
   run=$(IFS='|'; echo "${e2e[*]}")

@@ -112,11 +112,14 @@ func (w *world) restart() {
 	w.srv.StartTLS()
 }
 
+// waitSessions waits until both ends agree on which sessions are up: Rancher registers a
+// session as it upgrades the connection, before the client has read the answer and fired Up
+// (and Registered), so the simulator's view alone says nothing about the client's events.
 func (w *world) waitSessions(agent, steve bool) {
 	w.t.Helper()
 	waitFor(w.t, 10*time.Second, fmt.Sprintf("sessions agent=%v steve=%v", agent, steve), func() bool {
 		a, s := w.sim.Sessions(w.id)
-		return a == agent && s == steve
+		return a == agent && s == steve && w.events.isUp(tunnel.Agent) == agent && w.events.isUp(tunnel.Steve) == steve
 	})
 }
 
@@ -143,16 +146,17 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 type recorder struct {
 	mu         sync.Mutex
 	up, down   map[tunnel.Kind]int
+	current    map[tunnel.Kind]bool // between Up and Down
 	failed     []error
 	registered int
 	dials      map[string]int
 }
 
 func (r *recorder) events() tunnel.Events {
-	r.up, r.down, r.dials = map[tunnel.Kind]int{}, map[tunnel.Kind]int{}, map[string]int{}
+	r.up, r.down, r.dials, r.current = map[tunnel.Kind]int{}, map[tunnel.Kind]int{}, map[string]int{}, map[tunnel.Kind]bool{}
 	return tunnel.Events{
-		Up:         func(k tunnel.Kind) { r.mu.Lock(); r.up[k]++; r.mu.Unlock() },
-		Down:       func(k tunnel.Kind, _ error) { r.mu.Lock(); r.down[k]++; r.mu.Unlock() },
+		Up:         func(k tunnel.Kind) { r.mu.Lock(); r.up[k]++; r.current[k] = true; r.mu.Unlock() },
+		Down:       func(k tunnel.Kind, _ error) { r.mu.Lock(); r.down[k]++; r.current[k] = false; r.mu.Unlock() },
 		Failed:     func(_ tunnel.Kind, err error) { r.mu.Lock(); r.failed = append(r.failed, err); r.mu.Unlock() },
 		Registered: func() { r.mu.Lock(); r.registered++; r.mu.Unlock() },
 		Dial: func(k tunnel.Kind, ok bool) {
@@ -161,6 +165,12 @@ func (r *recorder) events() tunnel.Events {
 			r.mu.Unlock()
 		},
 	}
+}
+
+func (r *recorder) isUp(k tunnel.Kind) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current[k]
 }
 
 func (r *recorder) get(f func(r *recorder) int) int {
