@@ -109,11 +109,6 @@ fi
 log "go test (real servers) ${packages[*]} ($(elapsed))"
 # -p 1: the OpenStack crash test restarts neutron-server, which other packages also use
 go test -race -count=1 -p 1 -timeout 30m "${packages[@]}"
-if [ "${KUBE:-1}" = 1 ]; then
-  # The tunnel tests skip under -race (remotedialer v0.6.1 data race, rancher/remotedialer#261).
-  log "virtual clusters without -race ($(elapsed))"
-  go test -count=1 -p 1 -timeout 20m ./internal/vclusters/... ./internal/sim/ranchersim/
-fi
 if [ "${SOAK:-1}" = 1 ]; then
   soak=(./internal/vclusters/tunnel/)
   [ "${KUBE:-1}" = 1 ] && soak+=(./internal/leader/)

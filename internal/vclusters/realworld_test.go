@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
-	"github.com/waldur/site-agent/internal/testenv"
 	"github.com/waldur/site-agent/internal/testenv/kubeenv"
 )
 
@@ -41,7 +40,6 @@ var worlds atomic.Int64
 
 func newRealWorld(t *testing.T, tune func(*Config)) *realWorld {
 	t.Helper()
-	testenv.SkipUnderRace(t, testenv.RemotedialerRace)
 	env := kubeenv.Shared(t)
 	if env == nil {
 		return nil

@@ -17,7 +17,6 @@ import (
 // kube-controller-manager binaries it is pointed at, runs a cluster on it, and stops it all on
 // SIGTERM.
 func TestRealBinaryStartsItsOwnMainAPI(t *testing.T) {
-	testenv.SkipUnderRace(t, testenv.RemotedialerRace)
 	if err := testenv.Gate(); err != nil {
 		t.Skip(err)
 	}

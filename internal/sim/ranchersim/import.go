@@ -24,9 +24,11 @@ import (
 
 // imported is what a cluster created through the API carries beyond id, name and state.
 type imported struct {
-	created time.Time
-	agent   *agentLink // set by the first agent handshake
-	stats   clusterStats
+	created   time.Time
+	agent     *agentLink // set by the first agent handshake
+	gen       int        // counts agent handshakes: the newest one's watchAgent is the live one
+	connected bool       // the Connected condition (clusterconnected.go)
+	stats     clusterStats
 }
 
 // Token is a simulated clusterRegistrationToken.
@@ -238,6 +240,11 @@ func (c *Cluster) renderImported(out map[string]any) {
 	if c.imp.agent != nil {
 		out["driver"] = "imported"
 		out["apiEndpoint"] = "https://" + c.imp.agent.params.address
+		status, message := "True", ""
+		if !c.imp.connected {
+			status, message = "False", "Cluster agent is not connected"
+		}
+		out["conditions"] = []map[string]any{{"type": "Connected", "status": status, "message": message}}
 	}
 	st := c.imp.stats
 	out["nodeCount"] = st.nodes

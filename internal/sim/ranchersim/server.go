@@ -45,6 +45,11 @@ type Options struct {
 	// (default 100 ms); NodeActiveAfter how long a registered node is "registering" (default
 	// 100 ms); DrainDuration how long a drain takes (default 100 ms).
 	ProvisionDeleteDelay, NodeActiveAfter, DrainDuration time.Duration
+	// ConnectedCheckInterval is how often an active imported cluster's agent is checked
+	// (GET http://not-used/ping through its steve session, clusterconnected.go; default 15 s,
+	// Rancher's); CleanupRetryInterval the wait between the three attempts at the cleanup Rancher
+	// deploys through the tunnel when such a cluster is deleted (default 3 s, Rancher's).
+	ConnectedCheckInterval, CleanupRetryInterval time.Duration
 	// Seed makes generated ids deterministic.
 	Seed int64
 	// Logf, when set, receives one line per request.
@@ -93,6 +98,12 @@ func New(o Options) *Server {
 		if *d <= 0 {
 			*d = 100 * time.Millisecond
 		}
+	}
+	if o.ConnectedCheckInterval <= 0 {
+		o.ConnectedCheckInterval = 15 * time.Second
+	}
+	if o.CleanupRetryInterval <= 0 {
+		o.CleanupRetryInterval = 3 * time.Second
 	}
 	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
 		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, Injector: simfault.New(faultProfile)}

@@ -7,10 +7,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rancher/remotedialer"
 )
@@ -34,14 +36,19 @@ const (
 // tunnels is the remotedialer server and the connections it hijacked, by cluster id.
 type tunnels struct {
 	rd *remotedialer.Server
+	// traffic is held (read) by the simulator's own requests through a tunnel and (write) while
+	// tunnels are dropped: remotedialer v0.6.1 races when a session closes while a connection of
+	// it writes (rancher/remotedialer#261), and the simulator keeps its own requests out of that.
+	traffic sync.RWMutex
 
 	mu       sync.Mutex
 	conns    map[string]map[net.Conn]struct{}
-	connects map[string]int // "agent", "agent.register", "steve": successful handshakes
+	served   map[net.Conn]chan struct{} // closed once the session's handler has returned
+	connects map[string]int             // "agent", "agent.register", "steve": successful handshakes
 }
 
 func newTunnels(s *Server) *tunnels {
-	t := &tunnels{conns: map[string]map[net.Conn]struct{}{}, connects: map[string]int{}}
+	t := &tunnels{conns: map[string]map[net.Conn]struct{}{}, served: map[net.Conn]chan struct{}{}, connects: map[string]int{}}
 	t.rd = remotedialer.New(s.authorizeTunnel, remotedialer.DefaultErrorWriter)
 	return t
 }
@@ -168,6 +175,7 @@ func (t *tunnels) track(cluster, kind string, c net.Conn) {
 		t.conns[cluster] = map[net.Conn]struct{}{}
 	}
 	t.conns[cluster][c] = struct{}{}
+	t.served[c] = make(chan struct{})
 	t.connects[kind]++
 }
 
@@ -178,17 +186,66 @@ func (t *tunnels) forget(cluster string, c net.Conn) {
 	if len(t.conns[cluster]) == 0 {
 		delete(t.conns, cluster)
 	}
+	if done := t.served[c]; done != nil {
+		close(done)
+		delete(t.served, c)
+	}
 }
 
-// drop closes every tunnel of a cluster.
+// drop closes every tunnel of a cluster and waits (at most 5 s) until remotedialer has closed
+// their sessions, so that none of the simulator's own requests meets a closing session.
 func (t *tunnels) drop(cluster string) {
+	t.traffic.Lock()
+	defer t.traffic.Unlock()
 	t.mu.Lock()
-	conns := t.conns[cluster]
-	delete(t.conns, cluster)
+	var conns []net.Conn
+	var served []chan struct{}
+	for c := range t.conns[cluster] {
+		conns = append(conns, c)
+		if done := t.served[c]; done != nil {
+			served = append(served, done)
+		}
+	}
 	t.mu.Unlock()
-	for c := range conns {
+	for _, c := range conns {
 		_ = c.Close()
 	}
+	timeout := time.After(5 * time.Second)
+	for _, done := range served {
+		select {
+		case <-done:
+		case <-timeout:
+			return
+		}
+	}
+}
+
+// dialer dials through the session of client key key; the connections it returns refuse to
+// write once that session is gone. remotedialer v0.6.1 closes a session's connections (writing
+// their error field) under its session manager's lock, and a Write reads that field unlocked
+// (rancher/remotedialer#261): asking HasSession first, which takes the same lock, orders the
+// simulator's writes after such a close instead of racing with it.
+func (t *tunnels) dialer(key string) remotedialer.Dialer {
+	dial := t.rd.Dialer(key)
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		c, err := dial(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		return &sessionConn{Conn: c, alive: func() bool { return t.rd.HasSession(key) }}, nil
+	}
+}
+
+type sessionConn struct {
+	net.Conn
+	alive func() bool
+}
+
+func (c *sessionConn) Write(b []byte) (int, error) {
+	if !c.alive() {
+		return 0, io.ErrClosedPipe
+	}
+	return c.Conn.Write(b)
 }
 
 // publicRoute returns the handler of a route that needs no API token (nil: none).

@@ -239,3 +239,39 @@ func TestPipeServesPlainHTTPForTheSteveSession(t *testing.T) {
 		t.Error("pipe of a closed proxy accepted a connection")
 	}
 }
+
+// Rancher checks the agent with GET http://not-used/ping through the steve session; the steve
+// target answers it itself (the main API server has no /ping).
+func TestPipeAnswersRanchersConnectedCheck(t *testing.T) {
+	f := start(t, apiproxy.NewPorts(0, 0), 0)
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != "not-used:80" {
+			t.Errorf("dialled %s", addr)
+		}
+		return f.proxy.DialPipe(ctx, network, addr)
+	}}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("http://not-used/ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "pong" {
+		t.Errorf("ping: %d %q", resp.StatusCode, body)
+	}
+	select {
+	case n := <-f.observed:
+		t.Errorf("the ping reached the main API server (%d bytes)", n)
+	default:
+	}
+	// Everything else on the pipe still reaches the main API server.
+	resp, err = (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("http://not-used/api/v1/nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if seen := f.waitObserved(t, 1); len(seen) != 1 || resp.StatusCode != 200 {
+		t.Errorf("pass-through after the ping: %d %v", resp.StatusCode, seen)
+	}
+}
