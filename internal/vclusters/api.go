@@ -104,7 +104,7 @@ func (m *Manager) handleGet(w http.ResponseWriter, r *http.Request) {
 func (m *Manager) handleDelete(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	// A client that gives up does not leave the deletion half done.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), m.cfg.Sync.RancherRemovalWait+m.cfg.Sync.PodDeletionWait+time.Minute)
 	defer cancel()
 	err := m.Delete(ctx, name, false)
 	switch {

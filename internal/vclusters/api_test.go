@@ -10,10 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 	"k8s.io/client-go/rest"
 
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/vclusters/tunnel"
 )
 
 // unreachableDeps point at a main API server that is not there: setup fails and is retried,
@@ -174,5 +178,25 @@ func waitForLong(t testing.TB, limit time.Duration, what string, ok func() bool)
 			t.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A handshake Rancher refuses is logged with its answer (e.g. real Rancher's 400 conflict at
+// /v3/connect/register), not only counted.
+func TestRefusedHandshakesAreLogged(t *testing.T) {
+	sim, srv := rancherSim(t)
+	core, logs := observer.New(zapcore.InfoLevel)
+	deps := unreachableDeps(t)
+	deps.Logger = zap.New(core)
+	m, err := NewManager(testConfig(t, srv.URL, sim.Token()), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(Record{Name: "vc-log", ID: "vc-1"})
+	conflict := `Operation cannot be fulfilled on clusters.management.cattle.io "c-x": the object has been modified`
+	m.handshakeFailed(c, tunnel.Agent, &tunnel.HandshakeError{Status: 400, Body: conflict})
+	got := logs.FilterMessage("rancher refused the tunnel handshake, retrying").All()
+	if len(got) != 1 || got[0].ContextMap()["answer"] != conflict || got[0].ContextMap()["status"] != int64(400) {
+		t.Errorf("logged %v", logs.All())
 	}
 }

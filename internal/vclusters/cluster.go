@@ -127,6 +127,9 @@ func (m *Manager) setup(ctx context.Context, c *cluster) error {
 	if err := m.main.ensureTenant(ctx, rec); err != nil {
 		return fmt.Errorf("tenant: %w", err)
 	}
+	if err := m.main.annotateNodes(ctx, rec, m.cfg.Template.Nodes); err != nil {
+		return fmt.Errorf("pod resource annotations: %w", err)
+	}
 	m.update(c, func(r *Record) { r.Step = maxStep(r.Step, StepTenant) })
 	m.setStatus(c, StatusReady, "")
 	m.log.Info("cluster is ready, connecting to rancher", zap.String("cluster", rec.Name))

@@ -92,9 +92,12 @@ type TunnelConfig struct {
 
 // SyncConfig sets the steady-state loops.
 type SyncConfig struct {
-	DeletionInterval   time.Duration `koanf:"deletion_interval"`
-	NodeStatusInterval time.Duration `koanf:"node_status_interval"`
-	TokenWait          time.Duration `koanf:"token_wait"`
+	DeletionInterval     time.Duration `koanf:"deletion_interval"`
+	NodeStatusInterval   time.Duration `koanf:"node_status_interval"`
+	PodResourcesInterval time.Duration `koanf:"pod_resources_interval"`
+	TokenWait            time.Duration `koanf:"token_wait"`
+	RancherRemovalWait   time.Duration `koanf:"rancher_removal_wait"`
+	PodDeletionWait      time.Duration `koanf:"pod_deletion_wait"`
 }
 
 // Defaults returns the configuration before the file, environment and flags.
@@ -110,7 +113,8 @@ func Defaults() Config {
 			PodRequests:    map[string]string{"cpu": "100m", "memory": "128Mi"}},
 		Proxy:  ProxyConfig{PortBase: 8440, PortCount: 2000, ScopeNodes: true},
 		Tunnel: TunnelConfig{Steve: true, BackoffMin: 500 * time.Millisecond, BackoffMax: 15 * time.Second, ConnectRate: 50, Concurrency: 32},
-		Sync:   SyncConfig{DeletionInterval: 30 * time.Second, NodeStatusInterval: time.Minute, TokenWait: 15 * time.Second},
+		Sync: SyncConfig{DeletionInterval: 30 * time.Second, NodeStatusInterval: time.Minute, PodResourcesInterval: 15 * time.Second,
+			TokenWait: 15 * time.Second, RancherRemovalWait: 2 * time.Minute, PodDeletionWait: 30 * time.Second},
 	}
 }
 
@@ -226,10 +230,12 @@ func (c *Config) validateLoops() error {
 		return bad("tunnel.backoff_max", "backoff_min must be positive and backoff_max at least backoff_min")
 	case t.ConnectRate <= 0 || t.Concurrency < 1:
 		return bad("tunnel.connect_rate", "connect_rate and connect_concurrency must be positive")
-	case s.DeletionInterval < time.Second || s.NodeStatusInterval < time.Second:
-		return bad("sync", "deletion_interval and node_status_interval must be at least 1s")
+	case s.DeletionInterval < time.Second || s.NodeStatusInterval < time.Second || s.PodResourcesInterval < time.Second:
+		return bad("sync", "deletion_interval, node_status_interval and pod_resources_interval must be at least 1s")
 	case s.TokenWait < 0:
 		return bad("sync.token_wait", "must not be negative")
+	case s.RancherRemovalWait < 0 || s.PodDeletionWait < 0:
+		return bad("sync", "rancher_removal_wait and pod_deletion_wait must not be negative")
 	}
 	return nil
 }

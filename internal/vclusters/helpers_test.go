@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
@@ -32,7 +33,7 @@ func testConfig(t *testing.T, rancherURL string, token string) Config {
 // rancherSim serves a Rancher simulator over TLS.
 func rancherSim(t *testing.T) (*ranchersim.Server, *httptest.Server) {
 	t.Helper()
-	sim := ranchersim.New(ranchersim.Options{})
+	sim := ranchersim.New(ranchersim.Options{ConnectedCheckInterval: time.Second, CleanupRetryInterval: 200 * time.Millisecond})
 	srv := httptest.NewTLSServer(sim)
 	t.Cleanup(func() { srv.Close(); sim.CloseTunnels() })
 	return sim, srv

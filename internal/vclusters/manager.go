@@ -121,7 +121,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.start(c)
 	}
 	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context){m.saver, m.deletionWatcher, m.driftLoop} {
+	for _, loop := range []func(context.Context){m.saver, m.deletionWatcher, m.driftLoop, m.podResourcesLoop} {
 		loops.Add(1)
 		go func() {
 			defer loops.Done()
@@ -207,8 +207,12 @@ func (m *Manager) List() []View {
 	return out
 }
 
-// Delete removes a cluster: its tunnels and proxy stop, the Rancher cluster is deleted (unless
-// Rancher deleted it already), and its Nodes, binding and namespace go from the main API server.
+// Delete removes a cluster. Unless Rancher deleted it already, the Rancher cluster is deleted
+// first and its tunnels stay up until Rancher has removed it (or sync.rancher_removal_wait
+// passed): on delete Rancher deploys its cleanup (a Job, ClusterRoles, a service account)
+// through the tunnel and holds the cluster on a finalizer until the agent is reachable
+// (rancher pkg/controllers/management/usercontrollers). Then the tunnels and proxy stop and the
+// Pods, Nodes, binding and namespace go from the main API server.
 func (m *Manager) Delete(ctx context.Context, name string, byRancher bool) error {
 	m.mu.Lock()
 	c := m.clusters[name]
@@ -224,9 +228,12 @@ func (m *Manager) Delete(ctx context.Context, name string, byRancher bool) error
 	m.setStatusLocked(c, StatusDeleting, "")
 	rec := c.rec
 	m.mu.Unlock()
-	c.cancel()
-	<-c.done
-	err := m.cleanup(ctx, rec, byRancher)
+	err := m.deleteInRancher(ctx, rec, byRancher)
+	if err == nil {
+		c.cancel()
+		<-c.done
+		err = m.main.removeTenant(ctx, rec, m.cfg.Sync.PodDeletionWait)
+	}
 	m.mu.Lock()
 	if err != nil {
 		c.deleting = false
@@ -247,14 +254,40 @@ func (m *Manager) Delete(ctx context.Context, name string, byRancher bool) error
 	return m.saveNow()
 }
 
-func (m *Manager) cleanup(ctx context.Context, rec Record, byRancher bool) error {
-	if !byRancher && rec.RancherID != "" {
-		if err := m.rancher.deleteCluster(ctx, rec.RancherID); err != nil {
-			return fmt.Errorf("delete rancher cluster %s: %w", rec.RancherID, err)
+// deleteInRancher deletes the Rancher cluster and waits, tunnels up, until Rancher lists it no
+// more or sync.rancher_removal_wait passed.
+func (m *Manager) deleteInRancher(ctx context.Context, rec Record, byRancher bool) error {
+	if byRancher || rec.RancherID == "" {
+		return nil
+	}
+	if err := m.rancher.deleteCluster(ctx, rec.RancherID); err != nil {
+		return fmt.Errorf("delete rancher cluster %s: %w", rec.RancherID, err)
+	}
+	began := time.Now()
+	waitCtx, cancel := context.WithTimeout(ctx, m.cfg.Sync.RancherRemovalWait)
+	defer cancel()
+	for {
+		ids, err := m.rancher.clusters(waitCtx)
+		if err == nil && !ids[rec.RancherID] {
+			m.log.Info("rancher removed the cluster", zap.String("cluster", rec.Name), zap.String("rancher_cluster", rec.RancherID),
+				zap.Duration("waited", time.Since(began).Round(time.Millisecond)))
+			return nil
+		}
+		select {
+		case <-waitCtx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			m.log.Warn("rancher has not removed the cluster yet, closing its tunnels anyway", zap.String("cluster", rec.Name),
+				zap.String("rancher_cluster", rec.RancherID), zap.Duration("waited", m.cfg.Sync.RancherRemovalWait))
+			return nil
+		case <-time.After(removalPoll):
 		}
 	}
-	return m.main.removeTenant(ctx, rec)
 }
+
+// removalPoll is how often Delete asks Rancher whether the cluster is gone.
+const removalPoll = 2 * time.Second
 
 func newID() string {
 	b := make([]byte, 4)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
@@ -120,10 +121,22 @@ func (a *mainAPI) ensurePods(ctx context.Context, rec Record) error {
 	return g.Wait()
 }
 
-// removeTenant deletes the cluster's Nodes, its cluster-wide binding and its namespace (the
-// namespace controller removes what is inside).
-func (a *mainAPI) removeTenant(ctx context.Context, rec Record) error {
-	err := a.kube.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: NodeSelector(rec.Name)})
+// removeTenant deletes the cluster's namespace and its Pods, then its Nodes and its
+// cluster-wide binding. Pods bound to its Nodes (in any namespace) are deleted gracefully, as
+// the namespace controller would, and the kubelet stand-in (KWOK's pod-delete stage) finishes
+// them; what is left after podWait (none running, or none managing these Nodes) is deleted
+// with grace period 0, so the namespace does not stay Terminating. The Nodes go last: a Pod
+// whose Node is gone has nobody to finish it.
+func (a *mainAPI) removeTenant(ctx context.Context, rec Record, podWait time.Duration) error {
+	ns := TenantNamespace(rec.Name)
+	err := a.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete namespace %s: %w", ns, err)
+	}
+	if err := a.deleteBoundPods(ctx, rec, podWait); err != nil {
+		return err
+	}
+	err = a.kube.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: NodeSelector(rec.Name)})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete nodes of %s: %w", rec.Name, err)
 	}
@@ -131,11 +144,61 @@ func (a *mainAPI) removeTenant(ctx context.Context, rec Record) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete cluster role binding of %s: %w", rec.Name, err)
 	}
-	err = a.kube.CoreV1().Namespaces().Delete(ctx, TenantNamespace(rec.Name), metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete namespace %s: %w", TenantNamespace(rec.Name), err)
-	}
 	return nil
+}
+
+// deleteBoundPods deletes the Pods bound to the cluster's Nodes, waiting up to podWait for
+// them to go before forcing the rest.
+func (a *mainAPI) deleteBoundPods(ctx context.Context, rec Record, podWait time.Duration) error {
+	deadline := time.Now().Add(podWait)
+	for {
+		pods, err := a.boundPods(ctx, rec)
+		if err != nil || len(pods) == 0 {
+			return err
+		}
+		force := !time.Now().Before(deadline)
+		for _, p := range pods {
+			if p.DeletionTimestamp != nil && !force {
+				continue
+			}
+			opts := metav1.DeleteOptions{}
+			if force {
+				opts.GracePeriodSeconds = new(int64)
+			}
+			err := a.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, opts)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
+			}
+		}
+		if force {
+			if podWait > 0 {
+				a.log.Warn("pods did not finish in time, deleted them with grace period 0", zap.String("cluster", rec.Name), zap.Int("pods", len(pods)))
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// boundPods lists the Pods of every namespace bound to the cluster's Nodes.
+func (a *mainAPI) boundPods(ctx context.Context, rec Record) ([]corev1.Pod, error) {
+	nodes, err := a.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: NodeSelector(rec.Name)})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes of %s: %w", rec.Name, err)
+	}
+	var out []corev1.Pod
+	for _, n := range nodes.Items {
+		pods, err := a.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
+		if err != nil {
+			return nil, fmt.Errorf("list pods on %s: %w", n.Name, err)
+		}
+		out = append(out, pods.Items...)
+	}
+	return out, nil
 }
 
 // resources prints a resource list compactly for log lines.

@@ -53,16 +53,16 @@ func (s *Server) ClusterByName(name string) (ClusterInfo, bool) {
 	return ClusterInfo{}, false
 }
 
-// DeleteCluster removes a cluster as a Rancher user would (same cascade as the API).
+// DeleteCluster deletes a cluster as a Rancher user would (same cascade as the API: an imported
+// cluster whose agent connected is "removing" until Rancher's cleanup through its tunnel ran).
 func (s *Server) DeleteCluster(id string) bool {
 	s.mu.Lock()
-	if s.st.clusters[id] == nil {
-		s.mu.Unlock()
+	defer s.mu.Unlock()
+	c := s.st.clusters[id]
+	if c == nil {
 		return false
 	}
-	s.removeClusterLocked(id)
-	s.mu.Unlock()
-	s.tun.drop(id)
+	s.startRemovalLocked(c)
 	return true
 }
 

@@ -66,13 +66,14 @@ type Server struct {
 	st          *state
 	calls       map[string]int
 	violations  []string
-	tokens      map[string]*Token       // cluster registration tokens by id
-	tun         *tunnels                // the agent connect endpoint (tunnel.go)
-	prov        map[string]*provCluster // v1 provisioning clusters by name (provisioning.go)
-	nodes       map[string]*simNode     // v3 nodes by id (nodes.go)
-	crtbs       map[string]*crtb        // cluster role template bindings by id (crtb.go)
-	hung        map[string]bool         // node names whose drains never finish
-	kubeconfigs map[string][]string     // kubeconfig tokens by cluster id (kubeconfig.go)
+	tokens      map[string]*Token        // cluster registration tokens by id
+	tun         *tunnels                 // the agent connect endpoint (tunnel.go)
+	prov        map[string]*provCluster  // v1 provisioning clusters by name (provisioning.go)
+	nodes       map[string]*simNode      // v3 nodes by id (nodes.go)
+	crtbs       map[string]*crtb         // cluster role template bindings by id (crtb.go)
+	hung        map[string]bool          // node names whose drains never finish
+	kubeconfigs map[string][]string      // kubeconfig tokens by cluster id (kubeconfig.go)
+	cleanups    map[string]CleanupResult // what deleting an imported cluster deployed (cleanup.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -106,7 +107,8 @@ func New(o Options) *Server {
 		o.CleanupRetryInterval = 3 * time.Second
 	}
 	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
-		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, Injector: simfault.New(faultProfile)}
+		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, cleanups: map[string]CleanupResult{},
+		Injector: simfault.New(faultProfile)}
 	s.tun = newTunnels(s)
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)

@@ -45,6 +45,7 @@ type tunnels struct {
 	conns    map[string]map[net.Conn]struct{}
 	served   map[net.Conn]chan struct{} // closed once the session's handler has returned
 	connects map[string]int             // "agent", "agent.register", "steve": successful handshakes
+	conflict int                        // /v3/connect/register handshakes still to refuse (ConflictRegistrations)
 }
 
 func newTunnels(s *Server) *tunnels {
@@ -114,6 +115,12 @@ func (s *Server) authorizeTunnel(r *http.Request) (string, bool, error) {
 		kind := "agent"
 		if strings.HasSuffix(r.URL.Path, "/register") {
 			kind = "agent.register"
+			if s.takeRegisterConflict() {
+				// Rancher records the agent on the management cluster object at registration and
+				// can lose the optimistic-lock race (observed against v2.12.0).
+				return "", false, errors.New(`Operation cannot be fulfilled on clusters.management.cattle.io "` + cid +
+					`": the object has been modified; please apply your changes to the latest version and try again`)
+			}
 		}
 		if err := s.linkAgent(cid, p); err != nil {
 			return "", false, err
@@ -261,4 +268,22 @@ func (s *Server) publicRoute(r *http.Request) (string, http.HandlerFunc) {
 		return "import", s.handleImport
 	}
 	return "", nil
+}
+
+// ConflictRegistrations makes the next n /v3/connect/register handshakes answer 400 with the
+// optimistic-lock conflict real Rancher can answer there.
+func (s *Server) ConflictRegistrations(n int) {
+	s.tun.mu.Lock()
+	s.tun.conflict = n
+	s.tun.mu.Unlock()
+}
+
+func (s *Server) takeRegisterConflict() bool {
+	s.tun.mu.Lock()
+	defer s.tun.mu.Unlock()
+	if s.tun.conflict > 0 {
+		s.tun.conflict--
+		return true
+	}
+	return false
 }

@@ -39,7 +39,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{t: t, sim: ranchersim.New(ranchersim.Options{ConnectedCheckInterval: 200 * time.Millisecond}), events: &recorder{}}
+	w := &world{t: t, sim: ranchersim.New(ranchersim.Options{ConnectedCheckInterval: 200 * time.Millisecond, CleanupRetryInterval: 50 * time.Millisecond}), events: &recorder{}}
 	w.srv = httptest.NewTLSServer(w.sim)
 	w.addr = w.srv.Listener.Addr().String()
 	t.Cleanup(func() { w.srv.Close(); w.sim.CloseTunnels() })
@@ -472,5 +472,28 @@ func TestSessionEndsOnlyAfterItsConnectionsLetGo(t *testing.T) {
 	w.waitSessions(true, false)
 	if n := w.events.get(func(r *recorder) int { return r.down[tunnel.Agent] }); n != 1 {
 		t.Errorf("agent session went down %d times, want 1", n)
+	}
+}
+
+// Real Rancher can answer /v3/connect/register with an optimistic-lock conflict; the agent
+// retries and registers.
+func TestRegistrationConflictIsRetried(t *testing.T) {
+	w := newWorld(t)
+	w.sim.ConflictRegistrations(2)
+	c := tunnel.Start(context.Background(), w.config(nil))
+	defer c.Stop()
+	w.waitSessions(true, false)
+	conflicts := w.events.get(func(r *recorder) int {
+		n := 0
+		for _, err := range r.failed {
+			var he *tunnel.HandshakeError
+			if errors.As(err, &he) && he.Status == 400 && strings.Contains(he.Body, "the object has been modified") {
+				n++
+			}
+		}
+		return n
+	})
+	if connects := w.sim.TunnelConnects(); conflicts != 2 || connects["agent.register"] != 1 {
+		t.Errorf("%d conflicts reported, handshakes %v: want 2, then one registration", conflicts, connects)
 	}
 }
