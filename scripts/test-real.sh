@@ -2,7 +2,8 @@
 # Tier 2: tests against real servers that run on this machine, each installed or built by its
 # own script and cached between runs:
 #   - Kubernetes: kube-apiserver + kube-controller-manager v1.36.3 built from the module proxy
-#     (scripts/kube/build.sh, cached in ~/.cache/site-agent) with Debian's etcd;
+#     (scripts/kube/build.sh, cached in ~/.cache/site-agent) with Debian's etcd, and KWOK v0.8.0
+#     (scripts/kwok/build.sh, same cache) as the virtual clusters' kubelet stand-in;
 #   - OpenStack Zed APIs from Debian's packages on PostgreSQL (scripts/openstack/up.sh, root),
 #     with real Nova servers (--compute: Glance, conductor, scheduler, nova-compute and
 #     cinder-volume with fake drivers, on the RabbitMQ below) for the rke2 backend;
@@ -75,6 +76,9 @@ e2e=()
 if [ "${KUBE:-1}" = 1 ]; then
   log "Kubernetes control plane binaries ($(elapsed))"
   ./scripts/kube/build.sh
+  log "KWOK, the virtual clusters' kubelet stand-in ($(elapsed))"
+  SITE_AGENT_KWOK_BIN="$(./scripts/kwok/build.sh | tail -1)"
+  export SITE_AGENT_KWOK_BIN
   packages+=(./internal/backends/rancher/... ./internal/backends/rke2/argocd/ ./internal/leader/... ./internal/vclusters/...)
   e2e+=(Rancher LeaderElection)
 fi

@@ -175,6 +175,9 @@ func binaryConfig(t testing.TB, stateDir, kubeconfig, rancherURL string, extra s
 	if !strings.Contains(extra, "tunnel:") {
 		extra += "tunnel:\n  backoff_min: 100ms\n  backoff_max: 2s\n"
 	}
+	if !strings.Contains(extra, "kwok:") {
+		extra += "kwok:\n  mode: external\n" // the shared KWOK (kwok_env_test.go)
+	}
 	content := fmt.Sprintf(`state_dir: %s
 log_level: info
 main_api:

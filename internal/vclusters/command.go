@@ -20,6 +20,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/telemetry"
 	"github.com/waldur/site-agent/internal/vclusters/controlplane"
+	"github.com/waldur/site-agent/internal/vclusters/kwok"
 )
 
 // Exit codes (the same as the rest of site-agent's commands).
@@ -131,7 +132,7 @@ func connectMainAPI(ctx context.Context, cfg Config, log *zap.Logger) (Deps, fun
 		s := cfg.MainAPI.Start
 		cp, err := controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(cfg.StateDir, "main-api"),
 			APIServer: s.KubeAPIServer, Etcd: s.Etcd, ControllerManager: s.KubeControllerManager, Port: s.Port,
-			EtcdNoFsync: s.EtcdNoFsync, Logger: log})
+			EtcdNoFsync: s.EtcdNoFsync, NodeMonitorGracePeriod: s.NodeMonitorGracePeriod, Logger: log})
 		if err != nil {
 			return Deps{}, stop, fmt.Errorf("start the main API server: %w", err)
 		}
@@ -139,11 +140,33 @@ func connectMainAPI(ctx context.Context, cfg Config, log *zap.Logger) (Deps, fun
 		log.Info("main api server started", zap.String("host", cp.Host),
 			zap.String("kubeconfig", filepath.Join(cfg.StateDir, "main-api", "admin.kubeconfig")))
 	}
-	d, err := DepsFor(rc, log)
+	stopKwok, err := startKwok(cfg, rc, log)
 	if err != nil {
 		stop()
+		return Deps{}, func() {}, err
 	}
-	return d, stop, err
+	stopAll := func() { stopKwok(); stop() }
+	d, err := DepsFor(rc, log)
+	if err != nil {
+		stopAll()
+	}
+	return d, stopAll, err
+}
+
+// startKwok runs KWOK against the main API server when kwok.mode is run.
+func startKwok(cfg Config, rc *rest.Config, log *zap.Logger) (func(), error) {
+	if cfg.Kwok.Mode != KwokRun {
+		return func() {}, nil
+	}
+	k := cfg.Kwok
+	c, err := kwok.Start(kwok.Options{Binary: k.Binary, Dir: filepath.Join(cfg.StateDir, "kwok"), Main: rc,
+		NodeLeaseDuration: k.NodeLeaseDuration, PodCIDR: k.PodCIDR, Logger: log,
+		Stages: kwok.Stages{NodeStatusInterval: k.NodeStatusInterval, NodeStatusJitter: k.NodeStatusJitter,
+			PodStartLatency: k.PodStartLatency, PodStartJitter: k.PodStartJitter}})
+	if err != nil {
+		return nil, fmt.Errorf("start kwok: %w", err)
+	}
+	return c.Stop, nil
 }
 
 // DepsFor builds the manager's connections to the main API server described by rc.

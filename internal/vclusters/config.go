@@ -29,7 +29,36 @@ type Config struct {
 	Proxy            ProxyConfig    `koanf:"proxy"`
 	Tunnel           TunnelConfig   `koanf:"tunnel"`
 	Sync             SyncConfig     `koanf:"sync"`
+	Kwok             KwokConfig     `koanf:"kwok"`
 }
+
+// Kubelet stand-in modes (kwok.mode).
+const (
+	KwokRun      = "run"      // the tool runs KWOK against the main API server
+	KwokExternal = "external" // a KWOK already manages kwok.x-k8s.io/node=fake Nodes there (kwokctl)
+	KwokOff      = "off"      // none: the tool writes Node status once, Pods stay Pending
+)
+
+// KwokConfig is the kubelet stand-in of the main API server; the delays default to KWOK's fast
+// stages.
+type KwokConfig struct {
+	Mode   string `koanf:"mode"`
+	Binary string `koanf:"binary"`
+	// NodeLeaseDuration is the Nodes' Lease duration; KWOK renews each Lease every quarter of it
+	// (the heartbeat the node-lifecycle controller watches).
+	NodeLeaseDuration time.Duration `koanf:"node_lease_duration"`
+	// NodeStatusInterval (+ up to NodeStatusJitter) is how often a Node's status heartbeat is
+	// refreshed besides its Lease.
+	NodeStatusInterval time.Duration `koanf:"node_status_interval"`
+	NodeStatusJitter   time.Duration `koanf:"node_status_jitter"`
+	// PodStartLatency (+ up to PodStartJitter) is how long a bound Pod stays Pending.
+	PodStartLatency time.Duration `koanf:"pod_start_latency"`
+	PodStartJitter  time.Duration `koanf:"pod_start_jitter"`
+	PodCIDR         string        `koanf:"pod_cidr"`
+}
+
+// manages reports whether a kubelet stand-in runs (KWOK, the tool's or an external one).
+func (k KwokConfig) manages() bool { return k.Mode != KwokOff }
 
 // MainAPIConfig says where the virtual clusters live: an existing API server (Kubeconfig) or
 // one the tool starts from binaries (Start).
@@ -46,6 +75,9 @@ type StartConfig struct {
 	KubeControllerManager string `koanf:"kube_controller_manager"`
 	Port                  int    `koanf:"port"`
 	EtcdNoFsync           bool   `koanf:"etcd_unsafe_no_fsync"`
+	// NodeMonitorGracePeriod: the node-lifecycle controller marks a Node NotReady after this
+	// long without a heartbeat.
+	NodeMonitorGracePeriod time.Duration `koanf:"node_monitor_grace_period"`
 }
 
 // RancherConfig is the Rancher server the clusters are imported into.
@@ -111,8 +143,12 @@ func Defaults() Config {
 			KubeletVersion: "v1.36.3-kwok",
 			NodeCapacity:   map[string]string{"cpu": "16", "memory": "64Gi", "pods": "110", "ephemeral-storage": "200Gi"},
 			PodRequests:    map[string]string{"cpu": "100m", "memory": "128Mi"}},
-		Proxy:  ProxyConfig{PortBase: 8440, PortCount: 2000, ScopeNodes: true},
-		Tunnel: TunnelConfig{Steve: true, BackoffMin: 500 * time.Millisecond, BackoffMax: 15 * time.Second, ConnectRate: 50, Concurrency: 32},
+		Proxy:   ProxyConfig{PortBase: 8440, PortCount: 2000, ScopeNodes: true},
+		Tunnel:  TunnelConfig{Steve: true, BackoffMin: 500 * time.Millisecond, BackoffMax: 15 * time.Second, ConnectRate: 50, Concurrency: 32},
+		MainAPI: MainAPIConfig{Start: StartConfig{NodeMonitorGracePeriod: 40 * time.Second}},
+		Kwok: KwokConfig{Mode: KwokRun, Binary: filepath.Join(home, ".cache", "site-agent", "kwok", "v0.8.0", "kwok"),
+			NodeLeaseDuration: 40 * time.Second, NodeStatusInterval: 600 * time.Second, NodeStatusJitter: 610 * time.Second,
+			PodCIDR: "10.64.0.1/10"},
 		Sync: SyncConfig{DeletionInterval: 30 * time.Second, NodeStatusInterval: time.Minute, PodResourcesInterval: 15 * time.Second,
 			TokenWait: 15 * time.Second, RancherRemovalWait: 2 * time.Minute, PodDeletionWait: 30 * time.Second},
 	}
@@ -144,7 +180,7 @@ func (c *Config) Validate() error {
 	if c.SetupConcurrency < 1 || c.SetupConcurrency > 256 {
 		return bad("setup_concurrency", "must be between 1 and 256, got %d", c.SetupConcurrency)
 	}
-	for _, check := range []func() error{c.validateMainAPI, c.validateRancher, c.Template.validate, c.validateLoops} {
+	for _, check := range []func() error{c.validateMainAPI, c.validateRancher, c.Template.validate, c.validateLoops, c.Kwok.validate} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -187,6 +223,34 @@ func (c *Config) validateMainAPI() error {
 	}
 	if s.Port < 0 || s.Port > 65535 {
 		return bad("main_api.start.port", "must be a port number, got %d", s.Port)
+	}
+	if s.NodeMonitorGracePeriod < time.Second {
+		return bad("main_api.start.node_monitor_grace_period", "must be at least 1s")
+	}
+	return nil
+}
+
+func (k KwokConfig) validate() error {
+	switch k.Mode {
+	case KwokRun:
+		if st, err := os.Stat(k.Binary); err != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
+			return bad("kwok.binary", "%q is not an executable file (build it with scripts/kwok/build.sh, or set kwok.mode external or off)", k.Binary)
+		}
+	case KwokExternal, KwokOff:
+		return nil
+	default:
+		return bad("kwok.mode", "must be run, external or off, got %q", k.Mode)
+	}
+	switch {
+	case k.NodeLeaseDuration < 4*time.Second:
+		return bad("kwok.node_lease_duration", "must be at least 4s (KWOK renews every quarter of it)")
+	case k.NodeStatusInterval < time.Second || k.NodeStatusJitter < 0:
+		return bad("kwok.node_status_interval", "must be at least 1s, with a non-negative node_status_jitter")
+	case k.PodStartLatency < 0 || k.PodStartJitter < 0:
+		return bad("kwok.pod_start_latency", "pod_start_latency and pod_start_jitter must not be negative")
+	}
+	if _, _, err := net.ParseCIDR(k.PodCIDR); err != nil {
+		return bad("kwok.pod_cidr", "must be IP/prefix, got %q", k.PodCIDR)
 	}
 	return nil
 }

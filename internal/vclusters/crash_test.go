@@ -22,6 +22,7 @@ func TestRealCrashMidSetupIsCompletedByTheRestart(t *testing.T) {
 	if env == nil {
 		return
 	}
+	useSharedKwok(t, env)
 	sim, srv := rancherSim(t)
 	sim.SetFaults(ranchersim.Faults{Rate: 1, Operations: []string{"crt.create"}, Kinds: []ranchersim.FaultKind{ranchersim.Fault500}})
 	stateDir := t.TempDir()

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	authv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,13 +14,13 @@ import (
 )
 
 // kubeScheme holds the groups the tool reads, writes or finds in Rancher's import manifest:
-// core/v1, rbac/v1 and authentication/v1 (token requests); the manifest's other kinds (the
+// core/v1, rbac/v1, authentication/v1 (token requests) and coordination/v1 (node Leases, chaos); the manifest's other kinds (the
 // agent's Deployment and DaemonSet) are left out by kind and name without being decoded. The release binary links no generated clientset (see internal/kubeapi).
-var kubeScheme = kubeapi.NewScheme(corev1.AddToScheme, rbacv1.AddToScheme, authv1.AddToScheme)
+var kubeScheme = kubeapi.NewScheme(corev1.AddToScheme, rbacv1.AddToScheme, authv1.AddToScheme, coordinationv1.AddToScheme)
 
 // Kube is the main API server as the tool uses it, with the calls of client-go's typed
 // clients: CoreV1 and RbacV1.
-type Kube struct{ core, rbac *kubeapi.Group }
+type Kube struct{ core, rbac, coordination *kubeapi.Group }
 
 // NewKube returns the client of the API server rc describes (one HTTP client for both groups).
 func NewKube(rc *rest.Config) (*Kube, error) {
@@ -35,7 +36,17 @@ func NewKube(rc *rest.Config) (*Kube, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Kube{core: core, rbac: rbac}, nil
+	coordination, err := kubeapi.NewGroup(rc, hc, coordinationv1.SchemeGroupVersion, kubeScheme)
+	if err != nil {
+		return nil, err
+	}
+	return &Kube{core: core, rbac: rbac, coordination: coordination}, nil
+}
+
+// NodeLeases is the kube-node-lease namespace's Leases (the Nodes' heartbeats).
+func (k *Kube) NodeLeases() kubeapi.Resource[*coordinationv1.Lease, *coordinationv1.LeaseList] {
+	return kubeapi.NewResource(k.coordination, "leases", corev1.NamespaceNodeLease,
+		func() *coordinationv1.Lease { return &coordinationv1.Lease{} }, func() *coordinationv1.LeaseList { return &coordinationv1.LeaseList{} })
 }
 
 // CoreV1 returns the core/v1 resources.

@@ -48,6 +48,8 @@ func newFlagSet() *flagSet {
 		"kube-controller-manager": {"main_api.start.kube_controller_manager", "optional kube-controller-manager binary"},
 		"rancher-url":             {"rancher.url", "Rancher server URL"},
 		"rancher-ca-file":         {"rancher.ca_file", "CA bundle trusted for Rancher"},
+		"kwok":                    {"kwok.binary", "kwok binary run as the main API server's kubelet stand-in (scripts/kwok/build.sh)"},
+		"kwok-mode":               {"kwok.mode", "run (the tool runs kwok), external (a kwok already runs) or off"},
 	} {
 		f.fs.String(name, "", spec[1])
 		f.keys[name] = spec[0]
@@ -101,7 +103,7 @@ func LoadConfig(path string, environ []string, flags map[string]any) (Config, er
 		return Config{}, err
 	}
 	for _, p := range []*string{&cfg.StateDir, &cfg.MainAPI.Kubeconfig, &cfg.MainAPI.Start.KubeAPIServer, &cfg.MainAPI.Start.Etcd,
-		&cfg.MainAPI.Start.KubeControllerManager, &cfg.Rancher.CAFile} {
+		&cfg.MainAPI.Start.KubeControllerManager, &cfg.Rancher.CAFile, &cfg.Kwok.Binary} {
 		*p = expandHome(*p)
 	}
 	return cfg, cfg.Validate()

@@ -92,12 +92,15 @@ func NewManager(cfg Config, d Deps) (*Manager, error) {
 	if err := m.cfg.Template.validate(); err != nil {
 		return nil, err
 	}
-	m.main = &mainAPI{kube: d.Kube, tmpl: &m.cfg.Template, log: d.Logger}
+	m.main = &mainAPI{kube: d.Kube, tmpl: &m.cfg.Template, log: d.Logger, kubelet: cfg.Kwok.manages()}
 	records, err := m.state.load()
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range records {
+		if r.Nodes == 0 { // written before clusters had their own size
+			r.Nodes, r.Pods = cfg.Template.Nodes, cfg.Template.Pods
+		}
 		m.clusters[r.Name] = newCluster(r)
 	}
 	return m, nil
@@ -167,7 +170,8 @@ func (m *Manager) Create(name string) (View, error) {
 		m.mu.Unlock()
 		return View{}, ErrDuplicate
 	}
-	c := newCluster(Record{Name: name, ID: newID(), Status: StatusCreating, CreatedAt: time.Now().UTC()})
+	c := newCluster(Record{Name: name, ID: newID(), Status: StatusCreating, CreatedAt: time.Now().UTC(),
+		Nodes: m.cfg.Template.Nodes, Pods: m.cfg.Template.Pods})
 	c.accepted = time.Now()
 	m.clusters[name] = c
 	m.countLocked()
@@ -232,7 +236,11 @@ func (m *Manager) Delete(ctx context.Context, name string, byRancher bool) error
 	if err == nil {
 		c.cancel()
 		<-c.done
-		err = m.main.removeTenant(ctx, rec, m.cfg.Sync.PodDeletionWait)
+		podWait := m.cfg.Sync.PodDeletionWait
+		if !m.main.kubelet {
+			podWait = 0 // nobody finishes a graceful deletion
+		}
+		err = m.main.removeTenant(ctx, rec, podWait)
 	}
 	m.mu.Lock()
 	if err != nil {

@@ -44,11 +44,13 @@ func newRealWorld(t *testing.T, tune func(*Config)) *realWorld {
 	if env == nil {
 		return nil
 	}
+	useSharedKwok(t, env)
 	sim, srv := rancherSim(t)
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s#%d", t.Name(), worlds.Add(1))
 	w := &realWorld{t: t, env: env, sim: sim, srv: srv, prefix: fmt.Sprintf("t%06x", h.Sum32()&0xffffff)}
 	w.cfg = testConfig(t, srv.URL, sim.Token())
+	w.cfg.Kwok.Mode = KwokExternal // the shared KWOK (kwok_env_test.go)
 	if tune != nil {
 		tune(&w.cfg)
 	}

@@ -27,7 +27,10 @@ type Options struct {
 	Port              int    // API server port on first start (0: a free one)
 	// EtcdNoFsync trades durability for speed (etcd --unsafe-no-fsync), for throwaway load tests.
 	EtcdNoFsync bool
-	Logger      *zap.Logger
+	// NodeMonitorGracePeriod is how long the node-lifecycle controller waits for a Node's
+	// heartbeat (Lease renewal or status update) before marking it NotReady (0: 40 s).
+	NodeMonitorGracePeriod time.Duration
+	Logger                 *zap.Logger
 }
 
 // ControlPlane is a running main API server.
@@ -35,7 +38,7 @@ type ControlPlane struct {
 	Host  string // https://127.0.0.1:<port>
 	Token string // admin bearer token (system:masters)
 	CAPEM []byte
-	procs []*proc
+	procs []*Process
 	log   *zap.Logger
 }
 
@@ -96,9 +99,14 @@ func (cp *ControlPlane) launch(ctx context.Context, o Options, l layout, p ports
 		cp.log.Warn("no kube-controller-manager: namespaces of deleted clusters stay terminating and agent tokens come from the token request api")
 		return nil
 	}
+	grace := o.NodeMonitorGracePeriod
+	if grace <= 0 {
+		grace = 40 * time.Second
+	}
 	return cp.run("kube-controller-manager", o.ControllerManager, l.dir, []string{
 		"--kubeconfig=" + l.kubecfg, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0",
-		"--controllers=serviceaccount-token,serviceaccount,namespace,resourcequota,root-ca-cert-publisher",
+		"--controllers=serviceaccount-token,serviceaccount,namespace,resourcequota,root-ca-cert-publisher,nodelifecycle",
+		"--node-monitor-grace-period=" + grace.String(), "--node-monitor-period=2s",
 		"--service-account-private-key-file=" + l.saKey, "--root-ca-file=" + l.ca,
 		"--use-service-account-credentials=false", "--resource-quota-sync-period=10s"})
 }
@@ -111,7 +119,7 @@ func (cp *ControlPlane) RESTConfig() *rest.Config {
 // Stop terminates the processes in reverse order (SIGTERM, then SIGKILL after 10 s).
 func (cp *ControlPlane) Stop() {
 	for i := len(cp.procs) - 1; i >= 0; i-- {
-		cp.procs[i].stop()
+		cp.procs[i].Stop()
 	}
 	cp.procs = nil
 }
@@ -138,8 +146,8 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 		}
 		last = err
 		for _, p := range cp.procs {
-			if e := p.exited(); e != nil {
-				return fmt.Errorf("%w (see %s)", e, p.logPath)
+			if e := p.Exited(); e != nil {
+				return fmt.Errorf("%w (see %s)", e, p.LogPath)
 			}
 		}
 		select {
@@ -150,47 +158,59 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 	}
 }
 
-// proc is a child process logging to <dir>/<name>.log.
-type proc struct {
-	name, logPath string
+// Process is a child process logging to <dir>/<name>.log, in its own process group and killed
+// when the tool dies (Linux).
+type Process struct {
+	Name, LogPath string
 	cmd           *exec.Cmd
 	done          chan struct{}
 	err           error
 }
 
-func (cp *ControlPlane) run(name, bin, dir string, args []string) error {
+// StartProcess starts bin with args, logging to <dir>/<name>.log.
+func StartProcess(name, bin, dir string, args []string, log *zap.Logger) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = f, f, procAttr()
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("start %s: %w", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &proc{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
+	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		_ = f.Close()
 		close(p.done)
 	}()
+	log.Info("started main api process", zap.String("process", name), zap.Int("pid", cmd.Process.Pid), zap.String("log", logPath))
+	return p, nil
+}
+
+func (cp *ControlPlane) run(name, bin, dir string, args []string) error {
+	p, err := StartProcess(name, bin, dir, args, cp.log)
+	if err != nil {
+		return err
+	}
 	cp.procs = append(cp.procs, p)
-	cp.log.Info("started main api process", zap.String("process", name), zap.Int("pid", cmd.Process.Pid), zap.String("log", logPath))
 	return nil
 }
 
-func (p *proc) exited() error {
+// Exited says why the process ended (nil while it runs).
+func (p *Process) Exited() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited: %v", p.name, p.err)
+		return fmt.Errorf("%s exited: %v", p.Name, p.err)
 	default:
 		return nil
 	}
 }
 
-func (p *proc) stop() {
+// Stop sends SIGTERM and, after 10 s, SIGKILL; it returns once the process is gone.
+func (p *Process) Stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
