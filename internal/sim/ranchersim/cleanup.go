@@ -55,7 +55,7 @@ func (s *Server) removeImported(id string, link *agentLink) {
 
 // deployCleanup creates the cleanup objects through the cluster's agent session.
 func (s *Server) deployCleanup(id string, link *agentLink) (string, error) {
-	if !s.tun.rd.HasSession(id) {
+	if !s.tun.HasSession(id) {
 		return "", errNoAgent
 	}
 	s.tun.traffic.RLock()

@@ -30,14 +30,14 @@ const connectedRetry = 500 * time.Millisecond
 
 // watchAgent follows the cluster while handshake gen is its newest and the agent session lasts.
 func (s *Server) watchAgent(cid string, link *agentLink, gen int) {
-	for waited := time.Duration(0); !s.tun.rd.HasSession(cid); waited += 20 * time.Millisecond {
+	for waited := time.Duration(0); !s.tun.HasSession(cid); waited += 20 * time.Millisecond {
 		if waited > 10*time.Second || !s.currentGen(cid, gen) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.setState(cid, "waiting", nil)
-	for s.currentGen(cid, gen) && s.tun.rd.HasSession(cid) {
+	for s.currentGen(cid, gen) && s.tun.HasSession(cid) {
 		wait := connectedRetry
 		connected := s.pingAgent(cid)
 		s.setConnected(cid, gen, connected)
@@ -58,7 +58,7 @@ func (s *Server) watchAgent(cid string, link *agentLink, gen int) {
 // pingAgent is clusterconnected's hasSession: GET http://not-used/ping through the steve session.
 func (s *Server) pingAgent(cid string) bool {
 	key := stevePrefix + cid
-	if !s.tun.rd.HasSession(key) {
+	if !s.tun.HasSession(key) {
 		return false
 	}
 	s.tun.traffic.RLock() // a simulated restart (CloseTunnels) waits for the check to finish

@@ -68,7 +68,7 @@ func (s *Server) DeleteCluster(id string) bool {
 
 // Sessions reports whether the cluster's agent and steve sessions are up.
 func (s *Server) Sessions(id string) (agent, steve bool) {
-	return s.tun.rd.HasSession(id), s.tun.rd.HasSession(stevePrefix + id)
+	return s.tun.HasSession(id), s.tun.HasSession(stevePrefix + id)
 }
 
 // TunnelConnects counts successful handshakes by kind: "agent.register", "agent", "steve".
@@ -99,7 +99,7 @@ func (s *Server) DialTunnel(ctx context.Context, id string, steve bool, address 
 	if steve {
 		key = stevePrefix + id
 	}
-	if !s.tun.rd.HasSession(key) {
+	if !s.tun.HasSession(key) {
 		return nil, errors.New("no session for " + key)
 	}
 	return s.tun.dialer(key)(ctx, "tcp", address)

@@ -109,7 +109,7 @@ func New(o Options) *Server {
 	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
 		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, cleanups: map[string]CleanupResult{},
 		Injector: simfault.New(faultProfile)}
-	s.tun = newTunnels(s)
+	s.tun = newTunnels()
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)
 	}

@@ -2,12 +2,10 @@ package ranchersim
 
 import (
 	"bufio"
-	"context"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -33,9 +31,11 @@ const (
 	stevePrefix        = "stv-cluster-"
 )
 
-// tunnels is the remotedialer server and the connections it hijacked, by cluster id.
+// tunnels is the tunnel server: its sessions (sessions.go) and the connections it hijacked, by
+// cluster id.
 type tunnels struct {
-	rd *remotedialer.Server
+	closing  sync.RWMutex                // held while a session closes; guards sessions
+	sessions map[string][]*tunnelSession // by client key
 	// traffic is held (read) by the simulator's own requests through a tunnel and (write) while
 	// tunnels are dropped: remotedialer v0.6.1 races when a session closes while a connection of
 	// it writes (rancher/remotedialer#261), and the simulator keeps its own requests out of that.
@@ -48,10 +48,9 @@ type tunnels struct {
 	conflict int                        // /v3/connect/register handshakes still to refuse (ConflictRegistrations)
 }
 
-func newTunnels(s *Server) *tunnels {
-	t := &tunnels{conns: map[string]map[net.Conn]struct{}{}, served: map[net.Conn]chan struct{}{}, connects: map[string]int{}}
-	t.rd = remotedialer.New(s.authorizeTunnel, remotedialer.DefaultErrorWriter)
-	return t
+func newTunnels() *tunnels {
+	return &tunnels{sessions: map[string][]*tunnelSession{}, conns: map[string]map[net.Conn]struct{}{},
+		served: map[net.Conn]chan struct{}{}, connects: map[string]int{}}
 }
 
 // agentParams is the cluster object of X-API-Tunnel-Params.
@@ -98,11 +97,9 @@ func decodeAgentParams(v string) (agentParams, error) {
 
 type keyHolder struct{ key, cluster, kind string }
 
-type keyHolderCtx struct{}
-
-// authorizeTunnel is the remotedialer Authorizer: the agent's tunnel token, or the steve bearer.
-func (s *Server) authorizeTunnel(r *http.Request) (string, bool, error) {
-	h, _ := r.Context().Value(keyHolderCtx{}).(*keyHolder)
+// authorizeTunnel is the remotedialer Authorizer Rancher's tunnel server has: the agent's tunnel
+// token, or the steve bearer; h receives the session's key.
+func (s *Server) authorizeTunnel(r *http.Request, h *keyHolder) (string, bool, error) {
 	if tok := r.Header.Get(tunnelTokenHeader); tok != "" {
 		cid := s.clusterByToken(tok)
 		if cid == "" {
@@ -141,9 +138,17 @@ func (s *Server) authorizeTunnel(r *http.Request) (string, bool, error) {
 // handleConnect serves one tunnel for as long as it lives.
 func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
 	h := &keyHolder{}
-	r = r.WithContext(context.WithValue(r.Context(), keyHolderCtx{}, h))
+	key, authed, err := s.authorizeTunnel(r, h)
+	if err != nil {
+		remotedialer.DefaultErrorWriter(w, r, http.StatusBadRequest, err)
+		return
+	}
+	if !authed {
+		remotedialer.DefaultErrorWriter(w, r, http.StatusUnauthorized, errors.New("failed authentication"))
+		return
+	}
 	hw := &hijackWatch{ResponseWriter: w, s: s, h: h}
-	s.tun.rd.ServeHTTP(hw, r)
+	s.tun.serveSession(hw, r, key)
 	if hw.conn == nil || h.cluster == "" {
 		return
 	}
@@ -227,49 +232,6 @@ func (t *tunnels) drop(cluster string) {
 	}
 }
 
-// dialer dials through the session of client key key; the connections it returns refuse to
-// write once that session is gone. remotedialer v0.6.1 closes a session's connections (writing
-// their error field) under its session manager's lock, and a Write reads that field unlocked
-// (rancher/remotedialer#261): asking HasSession first, which takes the same lock, orders the
-// simulator's writes after such a close instead of racing with it.
-func (t *tunnels) dialer(key string) remotedialer.Dialer {
-	dial := t.rd.Dialer(key)
-	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		c, err := dial(ctx, network, address)
-		if err != nil {
-			return nil, err
-		}
-		return &sessionConn{Conn: c, alive: func() bool { return t.rd.HasSession(key) }}, nil
-	}
-}
-
-type sessionConn struct {
-	net.Conn
-	alive func() bool
-}
-
-func (c *sessionConn) Write(b []byte) (int, error) {
-	if !c.alive() {
-		return 0, io.ErrClosedPipe
-	}
-	return c.Conn.Write(b)
-}
-
-// publicRoute returns the handler of a route that needs no API token (nil: none).
-func (s *Server) publicRoute(r *http.Request) (string, http.HandlerFunc) {
-	switch p := r.URL.Path; {
-	case p == "/v3/connect" || p == "/v3/connect/register":
-		return "connect", s.handleConnect
-	case p == RegisterEndpoint:
-		return "system-agent.register", s.handleRegister
-	case p == ClusterAgentEndpoint:
-		return "cluster-agent.nodes", s.handleClusterAgent
-	case strings.HasPrefix(p, "/v3/import/"):
-		return "import", s.handleImport
-	}
-	return "", nil
-}
-
 // ConflictRegistrations makes the next n /v3/connect/register handshakes answer 400 with the
 // optimistic-lock conflict real Rancher can answer there.
 func (s *Server) ConflictRegistrations(n int) {
@@ -286,4 +248,19 @@ func (s *Server) takeRegisterConflict() bool {
 		return true
 	}
 	return false
+}
+
+// publicRoute returns the handler of a route that needs no API token (nil: none).
+func (s *Server) publicRoute(r *http.Request) (string, http.HandlerFunc) {
+	switch p := r.URL.Path; {
+	case p == "/v3/connect" || p == "/v3/connect/register":
+		return "connect", s.handleConnect
+	case p == RegisterEndpoint:
+		return "system-agent.register", s.handleRegister
+	case p == ClusterAgentEndpoint:
+		return "cluster-agent.nodes", s.handleClusterAgent
+	case strings.HasPrefix(p, "/v3/import/"):
+		return "import", s.handleImport
+	}
+	return "", nil
 }

@@ -105,7 +105,7 @@ func (s *Server) setState(cid, state string, st *clusterStats) {
 
 // agentGone marks a cluster whose last agent session ended "unavailable".
 func (s *Server) agentGone(cid string) {
-	if s.tun.rd.HasSession(cid) {
+	if s.tun.HasSession(cid) {
 		return
 	}
 	s.mu.Lock()
@@ -228,7 +228,7 @@ func (s *Server) tunnelLink(cid string) *agentLink {
 		link = c.imp.agent
 	}
 	s.mu.Unlock()
-	if link == nil || !s.tun.rd.HasSession(cid) {
+	if link == nil || !s.tun.HasSession(cid) {
 		return nil
 	}
 	return link

@@ -18,6 +18,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/rancher/remotedialer"
+
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
 	"github.com/waldur/site-agent/internal/vclusters/tunnel"
@@ -495,5 +497,54 @@ func TestRegistrationConflictIsRetried(t *testing.T) {
 	})
 	if connects := w.sim.TunnelConnects(); conflicts != 2 || connects["agent.register"] != 1 {
 		t.Errorf("%d conflicts reported, handshakes %v: want 2, then one registration", conflicts, connects)
+	}
+}
+
+// remotedialer v0.6.1's own ping and pong handlers set the websocket's write deadline from the
+// reading goroutine while others write (a data race under -race); the client's replacements
+// (KeepaliveHandlers) do not. Data streaming both ways past the first pings (every
+// remotedialer.PingWriteInterval, 5 s, both ways here) shows it: the race detector stays quiet.
+func TestPingsDoNotRaceWithWrites(t *testing.T) {
+	w := newWorld(t)
+	const target = "127.0.0.1:7444"
+	cfg := w.config(nil)
+	cfg.ProxyAddr = func() string { return target }
+	cfg.AgentDial = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		client, server := net.Pipe()
+		go func() { _, _ = io.Copy(io.Discard, server) }() // reads what Rancher sends …
+		go func() {                                        // … while it streams back
+			chunk := make([]byte, 1024)
+			for {
+				if _, err := server.Write(chunk); err != nil {
+					_ = server.Close()
+					return
+				}
+			}
+		}()
+		return client, nil
+	}
+	c := tunnel.Start(context.Background(), cfg)
+	defer c.Stop()
+	w.waitSessions(true, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := w.sim.DialTunnel(ctx, w.id, false, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := make(chan int64, 1)
+	go func() {
+		n, _ := io.Copy(io.Discard, conn)
+		received <- n
+	}()
+	chunk := make([]byte, 1024)
+	for stop := time.Now().Add(remotedialer.PingWriteInterval + 500*time.Millisecond); time.Now().Before(stop); {
+		if _, err := conn.Write(chunk); err != nil {
+			t.Fatalf("write through the tunnel: %v", err)
+		}
+	}
+	_ = conn.Close()
+	if n := <-received; n == 0 {
+		t.Error("nothing came through the tunnel")
 	}
 }
