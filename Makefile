@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/waldur/site-agent/internal/cli.Version=$(VERSION)
 
-.PHONY: build demo vclusters test test-fast bench bench-events lint
+.PHONY: build demo vclusters bench-vclusters test test-fast bench bench-events lint
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/site-agent ./cmd/site-agent
 demo:
@@ -24,5 +24,12 @@ bench:
 bench-events:
 	./scripts/rabbitmq/up.sh
 	SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench EventLatency -benchtime 1x ./test/e2e/
+# virtual clusters at scale (docs/virtual-clusters.md): 1,000 clusters of 3 Nodes and 10 Pods, the
+# program with its own kube-apiserver and KWOK, against the Rancher simulator's tunnel server.
+# Needs scripts/kube/build.sh and scripts/kwok/build.sh; SITE_AGENT_VC_BENCH_CLUSTERS and
+# SITE_AGENT_VC_BENCH_LEASE (seconds) change the size and the Node Lease duration.
+bench-vclusters:
+	./scripts/kwok/build.sh >/dev/null
+	SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench '^BenchmarkVirtualClusters$$' -benchtime 1x -timeout 60m ./internal/vclusters/
 lint:
 	gofmt -l . && go vet ./...

@@ -65,7 +65,7 @@ func stopSharedKwok() {
 	if sharedKwok.c != nil {
 		sharedKwok.c.Stop()
 	}
-	if sharedKwok.dir != "" {
+	if sharedKwok.dir != "" && os.Getenv("SITE_AGENT_KEEP_KWOK") == "" {
 		_ = os.RemoveAll(sharedKwok.dir)
 	}
 }

@@ -193,7 +193,7 @@ func checkScale(t *testing.T, p *process, kube kubernetes.Interface, sim *ranche
 	}
 }
 
-func rewrite(t *testing.T, path, old, new string) string {
+func rewrite(t testing.TB, path, old, new string) string {
 	t.Helper()
 	data := readFile(t, path)
 	if !strings.Contains(data, old) {

@@ -24,7 +24,9 @@ import (
 // The simulator checks at once when the agent session is up, every connectedRetry while the
 // check fails, and every Options.ConnectedCheckInterval (Rancher's 15 s) once the cluster is
 // active; a failed check after that makes it "unavailable". State: "waiting" while not
-// connected or no Node is visible, "active" once connected with a Node.
+// connected or no Node is visible, "active" once connected with a Node. Rancher keeps the
+// totals current with watches through the tunnel; the simulator lists the Nodes instead, until
+// the cluster is active and then every Options.StatsInterval (RefreshStats on demand).
 
 const connectedRetry = 500 * time.Millisecond
 
@@ -37,19 +39,24 @@ func (s *Server) watchAgent(cid string, link *agentLink, gen int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.setState(cid, "waiting", nil)
+	var listed time.Time
 	for s.currentGen(cid, gen) && s.tun.HasSession(cid) {
 		wait := connectedRetry
 		connected := s.pingAgent(cid)
 		s.setConnected(cid, gen, connected)
-		if connected {
+		if connected && (!s.isActive(cid) || time.Since(listed) >= s.opts.StatsInterval) {
+			listed = time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			s.tun.traffic.RLock()
 			st, err := collectStats(ctx, link.kube)
 			s.tun.traffic.RUnlock()
 			cancel()
-			if err == nil && st.nodes > 0 && s.setActive(cid, gen, st) {
-				wait = s.opts.ConnectedCheckInterval
+			if err == nil && st.nodes > 0 {
+				s.setActive(cid, gen, st)
 			}
+		}
+		if connected && s.isActive(cid) {
+			wait = s.opts.ConnectedCheckInterval
 		}
 		time.Sleep(wait)
 	}
@@ -96,6 +103,13 @@ func (s *Server) setConnected(cid string, gen int, connected bool) {
 	if !connected && c.State == "active" {
 		c.State = "unavailable"
 	}
+}
+
+func (s *Server) isActive(cid string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.st.clusters[cid]
+	return c != nil && c.State == "active"
 }
 
 // setActive records the totals and makes the cluster active; false if gen is no longer current.

@@ -50,6 +50,9 @@ type Options struct {
 	// Rancher's); CleanupRetryInterval the wait between the three attempts at the cleanup Rancher
 	// deploys through the tunnel when such a cluster is deleted (default 3 s, Rancher's).
 	ConnectedCheckInterval, CleanupRetryInterval time.Duration
+	// StatsInterval is how often an active imported cluster's Nodes are listed again through
+	// its tunnel for its totals (default 1 min; Rancher watches them instead).
+	StatsInterval time.Duration
 	// Seed makes generated ids deterministic.
 	Seed int64
 	// Logf, when set, receives one line per request.
@@ -105,6 +108,9 @@ func New(o Options) *Server {
 	}
 	if o.CleanupRetryInterval <= 0 {
 		o.CleanupRetryInterval = 3 * time.Second
+	}
+	if o.StatsInterval <= 0 {
+		o.StatsInterval = time.Minute
 	}
 	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
 		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, cleanups: map[string]CleanupResult{},

@@ -110,19 +110,25 @@ func (t *tunnels) dialer(key string) remotedialer.Dialer {
 		if err != nil {
 			return nil, err
 		}
-		return &sessionConn{Conn: c, alive: func() bool { return t.alive(ts) }}, nil
+		return &sessionConn{Conn: c, alive: func() bool { return t.alive(ts) }, sess: ts.sess}, nil
 	}
 }
 
 type sessionConn struct {
 	net.Conn
 	alive func() bool
+	sess  *remotedialer.Session
 }
 
+// Write orders itself after whatever closed the connection: a closed session (alive) or a
+// SyncConnections from the agent that found the connection stale — remotedialer closes those
+// holding the Session's lock, so taking and releasing it is a barrier.
 func (c *sessionConn) Write(b []byte) (int, error) {
 	if !c.alive() {
 		return 0, io.ErrClosedPipe
 	}
+	c.sess.RLock()
+	c.sess.RUnlock() //nolint:staticcheck // an empty critical section on purpose: a barrier
 	return c.Conn.Write(b)
 }
 

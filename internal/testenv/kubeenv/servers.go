@@ -68,6 +68,10 @@ func (c *cluster) startAPIServer(ctx context.Context, bin string, f files, etcdU
 		// The lease reconciler would publish 127.0.0.1 as the "kubernetes" service endpoint,
 		// which validation rejects (loopback), and log the failure every 10 s.
 		"--endpoint-reconciler-type=none",
+		// Watch streams (WatchList) need etcd's progress requests, which Debian's etcd 3.4.23
+		// lacks: the server accepts them and ends each at once, and informers that ask for them
+		// (client-go v0.36, e.g. KWOK's) never catch up. Refused, they fall back to list and watch.
+		"--feature-gates=WatchList=false",
 	})
 	if err != nil {
 		return err

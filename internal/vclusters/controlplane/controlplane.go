@@ -88,7 +88,12 @@ func (cp *ControlPlane) launch(ctx context.Context, o Options, l layout, p ports
 		"--client-ca-file=" + l.ca, "--token-auth-file=" + l.tokens, "--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + l.saPub, "--service-account-signing-key-file=" + l.saKey,
-		"--service-cluster-ip-range=10.0.0.0/24", "--endpoint-reconciler-type=none", "--profiling=false"})
+		"--service-cluster-ip-range=10.0.0.0/24", "--endpoint-reconciler-type=none", "--profiling=false",
+		// Watch streams (WatchList) need etcd's progress requests, which Debian's etcd 3.4.23
+		// lacks: the server would accept them and end each at once ("the required storage
+		// feature RequestWatchProgress is disabled"), and informers that ask for them (KWOK's:
+		// client-go v0.36) would never catch up. Refused, they fall back to list and watch.
+		"--feature-gates=WatchList=false"})
 	if err != nil {
 		return err
 	}

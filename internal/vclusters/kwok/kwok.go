@@ -70,6 +70,10 @@ func Start(o Options) (*Controller, error) {
 		}
 		args = append(args, "--config="+path)
 	}
+	// KWOK's informers (client-go v0.36) ask for watch streams; on an API server whose etcd
+	// lacks progress requests (Debian's 3.4) they must be refused (--feature-gates=WatchList=false,
+	// as the started main API server has it), else KWOK's caches never catch up, its Lease
+	// renewals conflict and new Nodes are never managed.
 	p, err := controlplane.StartProcess("kwok", o.Binary, o.Dir, args, o.Logger)
 	if err != nil {
 		return nil, err

@@ -175,6 +175,7 @@ func (c *Client) once(ctx context.Context, kind Kind) (bool, error) {
 	c.up(kind)
 	local := newLocalConns()
 	sess := remotedialer.NewClientSessionWithDialer(c.allow(kind), ws, local.wrap(c.localDialer(kind)))
+	local.sess = sess
 	KeepaliveHandlers(ws)
 	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
 	_, err = sess.Serve(ctx)

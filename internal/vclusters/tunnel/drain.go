@@ -33,6 +33,9 @@ import (
 //   - dials that arrive while a session drains wait until Session.Close is done and then fail
 //     (with the reading-direction connection above).
 //
+//   - a connection the peer's SyncConnections finds stale is closed under the Session's lock:
+//     a local Read takes and releases it before the pipe writes what it read.
+//
 // What stays is Rancher closing a connection while its local side still sends: rare (Rancher
 // closes idle connections) and out of this package's hands.
 
@@ -49,6 +52,7 @@ const (
 
 // localConns tracks the local connections of one session.
 type localConns struct {
+	sess  *remotedialer.Session // set before Serve (see localConn.Read)
 	mu    sync.Mutex
 	cond  *sync.Cond
 	state drainState
@@ -156,6 +160,13 @@ func (c *localConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if err != nil && c.stopped.Load() {
 		return n, io.EOF
+	}
+	if n > 0 && c.owner != nil && c.owner.sess != nil {
+		// The pipe writes what was read to the tunnelled connection next; remotedialer closes
+		// connections the peer's SyncConnections no longer lists holding the Session's lock, so
+		// taking and releasing it orders that write after such a close.
+		c.owner.sess.RLock()
+		c.owner.sess.RUnlock() //nolint:staticcheck // an empty critical section on purpose: a barrier
 	}
 	return n, err
 }
