@@ -73,13 +73,13 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) error {
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
-			if a.tmpl.statusDrifted(got) {
-				if err := a.patchNodeStatus(ctx, rec.Name, n.Name); err != nil {
-					return err
-				}
-			}
 			if a.kubelet {
+				// The capacity goes in after the kubelet stand-in's node-initialize, which writes
+				// its default 1k CPUs unless it read the Node with the template's capacity.
 				return a.awaitInitialized(ctx, rec.Name, n.Name)
+			}
+			if a.tmpl.statusDrifted(got) {
+				return a.patchNodeStatus(ctx, rec.Name, n.Name)
 			}
 			return nil
 		})
@@ -88,8 +88,8 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) error {
 }
 
 // awaitInitialized waits (at most 30 s) for KWOK's node-initialize stage, which writes the
-// Node's conditions and — when it read the Node before the tool's patch — the default
-// capacity of 1k CPUs; the template's capacity is written again then.
+// Node's conditions (and a default capacity of 1k CPUs unless the Node had one), then writes the
+// template's capacity; a Node told to stop heartbeating (chaos) is not waited for.
 func (a *mainAPI) awaitInitialized(ctx context.Context, cluster, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -98,7 +98,7 @@ func (a *mainAPI) awaitInitialized(ctx context.Context, cluster, name string) er
 		if err != nil {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
-		if nodeReady(n) {
+		if nodeReady(n) || a.heldByChaos(ctx, name) {
 			if a.tmpl.statusDrifted(n) {
 				return a.patchNodeStatus(ctx, cluster, name)
 			}

@@ -120,15 +120,19 @@ type sessionConn struct {
 	sess  *remotedialer.Session
 }
 
-// Write orders itself after whatever closed the connection: a closed session (alive) or a
-// SyncConnections from the agent that found the connection stale — remotedialer closes those
-// holding the Session's lock, so taking and releasing it is a barrier.
+// Write is ordered with whatever closes the connection: a closed session (alive) or a
+// SyncConnections from the agent that finds the connection stale — remotedialer closes those
+// holding the Session's lock, so the write holds it for reading. (The agent's list can miss a
+// connection dialled a moment before, which remotedialer then closes: the request fails, as it
+// would against Rancher.) A write that waits for the agent to resume a paused connection while
+// a dial or a close waits for the lock would stall the session; the simulator's requests are far
+// below the 2 MiB that pause one.
 func (c *sessionConn) Write(b []byte) (int, error) {
 	if !c.alive() {
 		return 0, io.ErrClosedPipe
 	}
 	c.sess.RLock()
-	c.sess.RUnlock() //nolint:staticcheck // an empty critical section on purpose: a barrier
+	defer c.sess.RUnlock()
 	return c.Conn.Write(b)
 }
 
