@@ -52,14 +52,13 @@ func (m *Manager) syncPodResources(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pods, err := m.main.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	pods, err := m.main.kube.ListPodResources(ctx, "")
 	if err != nil {
 		return err
 	}
-	byNode := map[string][]*corev1.Pod{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+	byNode := map[string][]*PodResources{}
+	for i := range pods {
+		if p := &pods[i]; p.Counts() {
 			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
 		}
 	}
@@ -84,13 +83,13 @@ func (m *Manager) syncPodResources(ctx context.Context) error {
 func (a *mainAPI) annotateNodes(ctx context.Context, rec Record, nodes int) error {
 	for i := 1; i <= nodes; i++ {
 		name := nodeName(rec.Name, i)
-		pods, err := a.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + name, ResourceVersion: "0"})
+		pods, err := a.kube.ListPodResources(ctx, "spec.nodeName="+name)
 		if err != nil {
 			return err
 		}
-		var live []*corev1.Pod
-		for j := range pods.Items {
-			if p := &pods.Items[j]; p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+		var live []*PodResources
+		for j := range pods {
+			if p := &pods[j]; p.Counts() {
 				live = append(live, p)
 			}
 		}
@@ -131,7 +130,7 @@ func (a *mainAPI) annotateNode(ctx context.Context, name, requests, limits strin
 // podResourceAnnotations renders a Node's annotations as podresources does: JSON maps of the
 // summed container requests and limits (an init container counts with the largest of them),
 // requests with the number of Pods under "pods" when the Node has any.
-func podResourceAnnotations(pods []*corev1.Pod) (requests, limits string) {
+func podResourceAnnotations(pods []*PodResources) (requests, limits string) {
 	req, lim := corev1.ResourceList{}, corev1.ResourceList{}
 	for _, p := range pods {
 		podReq, podLim := corev1.ResourceList{}, corev1.ResourceList{}
