@@ -1,10 +1,36 @@
 # Convenience targets; the README's commands work without make.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/waldur/site-agent/internal/cli.Version=$(VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The commit's time, not the clock's: the same source builds the same binary.
+BUILD_DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+CLI_PKG := github.com/waldur/site-agent/internal/cli
+# `site-agent version` prints these; where one is empty it falls back to the build information.
+LDFLAGS := -s -w -X $(CLI_PKG).Version=$(VERSION) -X $(CLI_PKG).Commit=$(COMMIT) -X $(CLI_PKG).BuildDate=$(BUILD_DATE)
 
-.PHONY: build demo vclusters bench-vclusters test test-fast bench bench-events lint
+.PHONY: build install release demo vclusters bench-vclusters test test-fast bench bench-events lint
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/site-agent ./cmd/site-agent
+
+# A source install: the binary and the Python agent's command names as links to it
+# (`make build && sudo make install`; PREFIX and DESTDIR as usual). The systemd units in
+# systemd/ expect /usr/bin/site-agent: PREFIX=/usr, or a drop-in with another ExecStart.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+INCUMBENT_NAMES := $(shell sed -e 's/\#.*//' scripts/release/incumbent-names)
+install:
+	@test -x bin/site-agent || $(MAKE) build
+	install -d "$(DESTDIR)$(BINDIR)"
+	install -m 0755 bin/site-agent "$(DESTDIR)$(BINDIR)/site-agent"
+	for name in $(INCUMBENT_NAMES); do ln -sfn site-agent "$(DESTDIR)$(BINDIR)/$$name"; done
+
+# Tarballs, .deb and .rpm, CycloneDX SBOMs and SHA256SUMS for linux amd64 and arm64 in dist/
+# (scripts/release/build.sh; the packaging tools are built from the module proxy and cached).
+release:
+	VERSION="$(VERSION)" LDFLAGS="$(LDFLAGS)" ./scripts/release/build.sh
+
+# print-VAR prints a variable (scripts/release/build.sh reads VERSION and LDFLAGS so).
+print-%:
+	@echo '$($*)'
 demo:
 	go run ./cmd/site-agent-demo
 # the virtual-clusters load tool (docs/virtual-clusters.md): a program of its own, never in the release binary
@@ -16,7 +42,7 @@ test-fast:
 	SITE_AGENT_SKIP_REAL=1 FUZZTIME=5s ./scripts/test.sh
 # bench prints the README's figures as one table (release build as a process against loopback
 # simulators; the Rancher rows need the Kubernetes binaries of scripts/kube/build.sh).
-# SITE_AGENT_FIGURES=launch,drain,report,rancher,rke2 selects groups (default all).
+# SITE_AGENT_FIGURES=launch,drain,report,rancher,rke2,diagnostics selects groups (default all).
 bench:
 	SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench '^BenchmarkFigures$$' -benchtime 1x -timeout 30m ./test/e2e/
 # event → done latency and recovery after a broker restart, against real RabbitMQ (needs root

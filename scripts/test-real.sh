@@ -14,10 +14,17 @@
 #   - Helm: the chart linted, rendered and dry-run applied to the kube-apiserver, with Helm
 #     built from the module proxy and cached (scripts/helm/build.sh);
 #   - RabbitMQ with STOMP and Web-STOMP from Debian's package (scripts/rabbitmq/up.sh);
-#   - a soak: the tunnel, leader and events packages 20 times each, two copies at once under
+#   - cloud-init: every rendered rke2 user data through Debian's `cloud-init schema`
+#     (scripts/cloudinit/install.sh; root to install);
+#   - packages: `make release` for linux/amd64, the .deb installed with dpkg, checked and
+#     purged, the .rpm's metadata and the SBOM checked (scripts/release/test-deb.sh; root), with
+#     nfpm and cyclonedx-gomod built from the module proxy and cached (scripts/release/tools.sh);
+#   - Chromium: Debian's headless Chromium renders the built agent's /status page to a PNG and a
+#     DOM, checked by test/e2e (installing the package needs root);
+#   - a soak: the tunnel, leader and stomp packages 20 times each, two copies at once under
 #     -race (their timing-sensitive tests must not flake under load); SOAK=0 leaves it out.
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
-# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 leave a part out (e.g. on a
+# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 leave a part out (e.g. on a
 # machine without root). HELM needs KUBE. COMPUTE=0 leaves out real Nova servers (OpenStack
 # APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
 set -euo pipefail
@@ -38,7 +45,30 @@ if [ -z "${CONTAINER:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
   echo "NOTICE: not root: skipping the container test (it installs and runs podman as root); run as root or set CONTAINER=1" >&2
   CONTAINER=0
 fi
+if [ -z "${DEB:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
+  echo "NOTICE: not root: skipping the package test (it installs the .deb with dpkg); run as root or set DEB=1" >&2
+  DEB=0
+fi
 [ "${KUBE:-1}" = 1 ] || HELM=0
+# Chromium: installing Debian's package needs root; once installed a normal user runs it.
+if [ -z "${CHROMIUM:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ] && ! command -v chromium >/dev/null; then
+  echo "NOTICE: not root and chromium is not installed: skipping the status page screenshot test; run as root or set CHROMIUM=1" >&2
+  CHROMIUM=0
+fi
+chromium_pid=""
+if [ "${CHROMIUM:-1}" = 1 ] && ! command -v chromium >/dev/null; then
+  log "installing Chromium in the background (log: /tmp/site-agent-chromium.log)"
+  (. scripts/lib/apt.sh && { apt_get install -y --no-install-recommends chromium ||
+    { apt_get update && apt_get install -y --no-install-recommends chromium; }; }) >/tmp/site-agent-chromium.log 2>&1 &
+  chromium_pid=$!
+fi
+release_tools_pid=""
+if [ "${DEB:-1}" = 1 ]; then
+  # nfpm and cyclonedx-gomod compile (or are found in the cache) while the servers start.
+  log "building the release tools in the background (log: /tmp/site-agent-release-tools.log)"
+  ./scripts/release/tools.sh >/tmp/site-agent-release-tools.log 2>&1 &
+  release_tools_pid=$!
+fi
 helm_pid=""
 if [ "${HELM:-1}" = 1 ]; then
   # Helm compiles while Kubernetes compiles (or its cached binaries are checked): both are Go
@@ -71,6 +101,18 @@ if [ "${RABBITMQ:-1}" = 1 ]; then
   rmq_pid=$!
 fi
 
+# cloud-init: installing the package needs root; once installed a normal user can run it.
+if [ -z "${CLOUDINIT:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ] && ! command -v cloud-init >/dev/null; then
+  echo "NOTICE: not root and cloud-init is not installed: skipping the cloud-init schema test; run as root or set CLOUDINIT=1" >&2
+  CLOUDINIT=0
+fi
+cloudinit_pid=""
+if [ "${CLOUDINIT:-1}" = 1 ]; then
+  log "installing cloud-init in the background (log: /tmp/site-agent-cloudinit-install.log)"
+  ./scripts/cloudinit/install.sh >/tmp/site-agent-cloudinit-install.log 2>&1 &
+  cloudinit_pid=$!
+fi
+
 packages=(./internal/testenv/...)
 e2e=()
 if [ "${KUBE:-1}" = 1 ]; then
@@ -79,8 +121,8 @@ if [ "${KUBE:-1}" = 1 ]; then
   log "KWOK, the virtual clusters' kubelet stand-in ($(elapsed))"
   SITE_AGENT_KWOK_BIN="$(./scripts/kwok/build.sh | tail -1)"
   export SITE_AGENT_KWOK_BIN
-  packages+=(./internal/backends/rancher/... ./internal/backends/rke2/argocd/ ./internal/leader/... ./internal/vclusters/...)
-  e2e+=(Rancher LeaderElection)
+  packages+=(./internal/backends/rancher/... ./internal/backends/rancherkccrd/ ./internal/backends/rke2/argocd/ ./internal/leader/... ./internal/vclusters/...)
+  e2e+=(Rancher RancherKcCrd LeaderElection)
 fi
 if [ -n "$os_pid" ]; then
   log "waiting for OpenStack ($(elapsed))"
@@ -106,17 +148,35 @@ if [ -n "$rmq_pid" ]; then
     exit 1
   fi
   tail -2 /tmp/site-agent-rabbitmq-up.log
-  packages+=(./internal/events/...)
+  packages+=(./internal/stomp/...)
   e2e+=(RealRabbitMQ)
+fi
+
+if [ "${CHROMIUM:-1}" = 1 ]; then
+  if [ -n "$chromium_pid" ] && ! wait "$chromium_pid"; then
+    tail -30 /tmp/site-agent-chromium.log
+    echo "installing chromium failed" >&2
+    exit 1
+  fi
+  e2e+=(RealChromium)
 fi
 
 log "go test (real servers) ${packages[*]} ($(elapsed))"
 # -p 1: the OpenStack crash test restarts neutron-server, which other packages also use
 go test -race -count=1 -p 1 -timeout 30m "${packages[@]}"
+if [ -n "$cloudinit_pid" ]; then
+  log "rke2 user data against cloud-init's schema ($(elapsed))"
+  if ! wait "$cloudinit_pid"; then
+    tail -30 /tmp/site-agent-cloudinit-install.log
+    echo "scripts/cloudinit/install.sh failed" >&2
+    exit 1
+  fi
+  go test -count=1 -run 'TestCloudInitSchemaReal' ./internal/backends/rke2/
+fi
 if [ "${SOAK:-1}" = 1 ]; then
   soak=(./internal/vclusters/tunnel/)
   [ "${KUBE:-1}" = 1 ] && soak+=(./internal/leader/)
-  [ -n "$rmq_pid" ] && soak+=(./internal/events/)
+  [ -n "$rmq_pid" ] && soak+=(./internal/stomp/)
   log "soak: ${soak[*]} -count=20, two copies at once ($(elapsed))"
   soak_t0=$(date +%s)
   go test -race -count=1 -run '^$' "${soak[@]}" >/dev/null # build once, then run twice at once
@@ -161,5 +221,14 @@ fi
 if [ "${VAULT:-1}" = 1 ]; then
   log "Vault ($(elapsed))"
   ./scripts/vault/test.sh
+fi
+if [ -n "$release_tools_pid" ]; then
+  log "packages ($(elapsed))"
+  if ! wait "$release_tools_pid"; then
+    tail -30 /tmp/site-agent-release-tools.log
+    echo "scripts/release/tools.sh failed" >&2
+    exit 1
+  fi
+  ./scripts/release/test-deb.sh
 fi
 log "done in $(elapsed)"

@@ -1,4 +1,6 @@
-// Command site-agent connects a service provider's infrastructure to the Waldur marketplace.
+// Command site-agent connects a service provider's infrastructure to the Waldur marketplace. Called
+// by one of the incumbent's command names (a link such as waldur_site_diagnostics), it is that
+// command.
 package main
 
 import (
@@ -12,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Run(ctx, os.Args[1:], cli.IO{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ})
+	code := cli.Main(ctx, os.Args, cli.IO{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ})
 	stop()
 	os.Exit(code)
 }

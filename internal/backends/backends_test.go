@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +57,38 @@ func TestRegistryAndRoles(t *testing.T) {
 		}
 	}()
 	r.Register("x", nil)
+}
+
+// Boolean settings read yes/no, on/off as the incumbent's PyYAML did; strings stay strings.
+func TestDecodeSettingsYAML11Booleans(t *testing.T) {
+	type settings struct {
+		Verify   *bool  `mapstructure:"verify_cert"`
+		Keycloak bool   `mapstructure:"keycloak_enabled"`
+		Role     string `mapstructure:"default_role"`
+	}
+	cases := []struct {
+		verify, keycloak any
+		wantVerify       bool
+		wantKeycloak     bool
+	}{
+		{"no", "yes", false, true},
+		{"Off", "ON", false, true},
+		{"N", "y", false, true},
+		{"FALSE", "True", false, true},
+		{false, true, false, true},
+		{0, 1, false, true},
+	}
+	for _, c := range cases {
+		var s settings
+		if _, err := DecodeSettings(Settings{"verify_cert": c.verify, "keycloak_enabled": c.keycloak, "default_role": "yes"}, &s); err != nil {
+			t.Fatalf("%v/%v: %v", c.verify, c.keycloak, err)
+		}
+		if s.Verify == nil || *s.Verify != c.wantVerify || s.Keycloak != c.wantKeycloak || s.Role != "yes" {
+			t.Errorf("%v/%v decoded to %v/%v, role %q", c.verify, c.keycloak, s.Verify, s.Keycloak, s.Role)
+		}
+	}
+	var s settings
+	if _, err := DecodeSettings(Settings{"keycloak_enabled": "maybe"}, &s); err == nil || !strings.Contains(err.Error(), "keycloak_enabled") {
+		t.Fatalf("a non-boolean word should be an error naming the key, got %v", err)
+	}
 }

@@ -4,7 +4,7 @@ import "context"
 
 // DryRun returns a Set whose writes do nothing: reads (lookups, member lists, usage, limits,
 // diagnostics) reach the backend, while create, limit changes, deletes, membership changes and
-// status changes are only logged by the caller. Create answers with the proposed name so the
+// status changes are only logged by the caller; project syncs are asked to read and report only. Create answers with the proposed name so the
 // rest of a dry-run order can be followed; Reconcile is dropped (it repairs, i.e. writes).
 func DryRun(s Set) Set {
 	out := s
@@ -16,6 +16,9 @@ func DryRun(s Set) Set {
 	}
 	if s.Status != nil {
 		out.Status = dryStatus{}
+	}
+	if s.Projects != nil {
+		out.Projects = dryProjects{s.Projects}
 	}
 	out.Reconciler = nil
 	return out
@@ -42,3 +45,10 @@ type dryStatus struct{}
 func (dryStatus) Pause(context.Context, Resource) error     { return nil }
 func (dryStatus) Downscale(context.Context, Resource) error { return nil }
 func (dryStatus) Restore(context.Context, Resource) error   { return nil }
+
+type dryProjects struct{ ProjectSyncer }
+
+func (d dryProjects) SyncProjects(ctx context.Context, req ProjectSync) (ProjectReport, error) {
+	req.DryRun = true
+	return d.ProjectSyncer.SyncProjects(ctx, req)
+}

@@ -30,6 +30,9 @@ func Instrument(s Set, obs Observer) Set {
 	if s.Limits != nil {
 		out.Limits = instrLimits{s.Limits, in}
 	}
+	if s.Projects != nil {
+		out.Projects = instrProjects{s.Projects, in}
+	}
 	return out
 }
 
@@ -119,5 +122,16 @@ type instrLimits struct {
 
 func (w instrLimits) Limits(ctx context.Context, res Resource) (out Quantities, err error) {
 	err = w.track("limits", func() error { out, err = w.l.Limits(ctx, res); return err })
+	return out, err
+}
+
+type instrProjects struct {
+	p ProjectSyncer
+	instr
+}
+
+func (w instrProjects) WantsResourceGrants() bool { return w.p.WantsResourceGrants() }
+func (w instrProjects) SyncProjects(ctx context.Context, req ProjectSync) (out ProjectReport, err error) {
+	err = w.track("sync_projects", func() error { out, err = w.p.SyncProjects(ctx, req); return err })
 	return out, err
 }

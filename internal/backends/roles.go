@@ -58,9 +58,19 @@ type Pinger interface {
 // new resource's group) fail with transient errors wrapping it until the service answers.
 var ErrAccessNotReady = errors.New("access management not ready")
 
-// Diagnoser reports a backend's health line by line for the diagnostics command.
+// Diagnoser reports a backend's health for the diagnostics command: one Probe per upstream it
+// talks to.
 type Diagnoser interface {
-	Diagnose(ctx context.Context) []Check
+	Probes() []Probe
+}
+
+// Probe is one upstream's diagnostics: the checks of one service the backend talks to, in order
+// (a later check may need an earlier one to pass, and is then left out). The diagnostics command
+// runs every probe of every offering at once, each under its own deadline (ctx), so a slow or
+// unreachable service costs at most one deadline and never hides another service's lines.
+type Probe struct {
+	Upstream string // the service it checks: "rancher", "kubernetes", "keycloak", "openstack", "vault", …
+	Run      func(ctx context.Context) []Check
 }
 
 // Reconciler repairs drift on every membership pass: objects that should exist but were

@@ -8,6 +8,7 @@ type Set struct {
 
 	Provisioner Provisioner
 	Members     MembershipManager
+	Projects    ProjectSyncer
 	Usage       UsageReporter
 	Pinger      Pinger
 	Diagnoser   Diagnoser
@@ -26,6 +27,7 @@ func RolesOf(name string, b Backend) Set {
 	s := Set{Name: name}
 	s.Provisioner, _ = b.(Provisioner)
 	s.Members, _ = b.(MembershipManager)
+	s.Projects, _ = b.(ProjectSyncer)
 	s.Usage, _ = b.(UsageReporter)
 	s.Pinger, _ = b.(Pinger)
 	s.Diagnoser, _ = b.(Diagnoser)

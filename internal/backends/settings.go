@@ -9,6 +9,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/yaml11"
 )
 
 // Settings is a backend_settings section. It may hold credentials (resolved from Vault or
@@ -35,7 +36,8 @@ var CoreSettingKeys = []string{
 }
 
 // DecodeSettings decodes a backend_settings map into out (a pointer to a struct with
-// `mapstructure` tags). Strings decode into secret.Secret fields. Keys that out does not declare
+// `mapstructure` tags). Strings decode into secret.Secret fields; boolean fields take what the
+// incumbent's PyYAML and pydantic read as booleans (yes/no, on/off, … — see internal/yaml11). Keys that out does not declare
 // and that are not core keys are returned as warnings ("backend_settings.<key>"), not errors:
 // the incumbent accepted them silently, and a typo must not stop a site. A value of the wrong
 // type is an error naming the key.
@@ -46,7 +48,7 @@ func DecodeSettings(in Settings, out any) (warnings []string, err error) {
 		Metadata:         &md,
 		TagName:          "mapstructure",
 		WeaklyTypedInput: false,
-		DecodeHook:       mapstructure.ComposeDecodeHookFunc(secretHook, mapstructure.StringToTimeDurationHookFunc()),
+		DecodeHook:       mapstructure.ComposeDecodeHookFunc(secretHook, boolHook, mapstructure.StringToTimeDurationHookFunc()),
 	})
 	if err != nil {
 		return nil, err
@@ -76,6 +78,19 @@ func secretHook(from, to reflect.Type, data any) (any, error) {
 		return nil, fmt.Errorf("expected a string, got %s", from.Kind())
 	}
 	return secret.New(data.(string)), nil
+}
+
+// boolHook reads yes/no, on/off and the like into boolean fields (and *bool ones, whose
+// element the decoder asks for again); other values reach the decoder unchanged, so its error
+// names the key.
+func boolHook(_, to reflect.Type, data any) (any, error) {
+	if to.Kind() != reflect.Bool {
+		return data, nil
+	}
+	if b, ok := yaml11.Bool(data); ok {
+		return b, nil
+	}
+	return data, nil
 }
 
 // cleanDecodeError turns mapstructure's multi-line messages into one line.

@@ -106,6 +106,14 @@ func (p Period) Prev() Period {
 	return Period{Year: p.Year, Month: p.Month - 1}
 }
 
+// Next returns the month after p.
+func (p Period) Next() Period {
+	if p.Month == time.December {
+		return Period{Year: p.Year + 1, Month: time.January}
+	}
+	return Period{Year: p.Year, Month: p.Month + 1}
+}
+
 // String formats the period as YYYY-MM.
 func (p Period) String() string { return p.Start(time.UTC).Format("2006-01") }
 

@@ -6,8 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/modes"
 )
 
 // componentExtras are component keys passed through to Waldur as they are (those the 8.0.5
@@ -15,27 +19,50 @@ import (
 var componentExtras = []string{"description", "min_value", "max_value", "max_available_limit", "default_limit",
 	"limit_period", "article_code", "is_boolean", "is_prepaid", "min_prepaid_duration", "max_prepaid_duration"}
 
-// loadComponentsCmd creates or updates every configured component of every offering in Waldur.
-func loadComponentsCmd(ctx context.Context, args []string, io IO) int {
-	return command(ctx, spec{name: "load-components"}, args, io, func(ctx context.Context, inv *invocation) error {
+// oneOffFlags are the flags of the incumbent's one-off commands (waldur_site_diagnostics,
+// waldur_site_load_components, waldur_sync_*: init_configuration in
+// waldur_site_agent/common/utils.py takes -m/--mode and -c/--config-file).
+type oneOffFlags struct{ configFile, mode string }
+
+func (f *oneOffFlags) register(cmd *cobra.Command) {
+	configFlag(cmd, &f.configFile, "waldur-site-agent-config.yaml")
+	cmd.Flags().StringVarP(&f.mode, "mode", "m", modes.ModeAll, "accepted for the incumbent's command lines; every mode the offerings configure is checked")
+	modeCompletion(cmd, true)
+}
+
+// loadComponentsCommand creates or updates every configured component of every offering in
+// Waldur.
+func (a *app) loadComponentsCommand(name string) *cobra.Command {
+	f := &oneOffFlags{}
+	cmd := &cobra.Command{Use: name + " -c FILE", Short: "create or update the offerings' components in Waldur", Args: noArgs}
+	f.register(cmd)
+	cmd.RunE = a.do(func(cmd *cobra.Command, _ []string) int {
+		if err := checkMode(f.mode); err != nil {
+			return exitCode(a.io, usageErr(err))
+		}
+		c, err := loadChecked(cmd.Context(), f.configFile, a.io, nil)
+		if err != nil {
+			return exitCode(a.io, err)
+		}
 		failures := 0
-		for _, off := range inv.cfg.Offerings {
-			if err := loadComponents(ctx, inv, off, io); err != nil {
-				fmt.Fprintf(io.Stderr, "%s: %v\n", off.Label(), err)
+		for _, off := range c.cfg.Offerings {
+			if err := loadComponents(cmd.Context(), c, off, a.io); err != nil {
+				fmt.Fprintf(a.io.Stderr, "%s: %v\n", off.Label(), err)
 				failures++
 			}
 		}
 		if failures > 0 {
-			return errReported
+			return ExitFailure
 		}
-		return nil
+		return ExitOK
 	})
+	return cmd
 }
 
 // loadComponents creates or updates the offering's components; a failed component is
 // reported and counted in the returned error.
-func loadComponents(ctx context.Context, inv *invocation, off config.Offering, io IO) error {
-	c, err := newProbeClient(inv.cfg, off, "load-components", inv.log)
+func loadComponents(ctx context.Context, ch *checked, off config.Offering, io IO) error {
+	c, err := agent.ProbeClient(ch.cfg, off, userAgent("load-components"), ch.log)
 	if err != nil {
 		return err
 	}

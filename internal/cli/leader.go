@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"flag"
 	"strconv"
 	"time"
 
-	"github.com/waldur/site-agent/internal/config"
-	"github.com/waldur/site-agent/internal/leader"
+	"github.com/spf13/pflag"
 )
 
 // leaderFlags are the --leader-elect flags (named as in Kubernetes' own components); each
@@ -18,8 +16,9 @@ type leaderFlags struct {
 	lease, renew, retry         time.Duration
 }
 
-func (l *leaderFlags) register(fs *flag.FlagSet) {
+func (l *leaderFlags) register(fs *pflag.FlagSet) {
 	fs.Var(&l.enabled, "leader-elect", "work only while holding a Kubernetes Lease, so that several replicas never work at once")
+	fs.Lookup("leader-elect").NoOptDefVal = "true" // --leader-elect alone, or --leader-elect=false
 	fs.StringVar(&l.namespace, "leader-elect-resource-namespace", "", "namespace of the Lease (default: the pod's own)")
 	fs.StringVar(&l.name, "leader-elect-resource-name", "", "name of the Lease (default site-agent)")
 	fs.StringVar(&l.identity, "leader-elect-identity", "", "this replica's identity in the Lease (default: host name and a random suffix)")
@@ -54,8 +53,8 @@ func (l *leaderFlags) overrides() map[string]any {
 // optBool is a boolean flag that remembers whether it was given.
 type optBool struct{ set, value bool }
 
-func (b *optBool) String() string   { return strconv.FormatBool(b.value) }
-func (b *optBool) IsBoolFlag() bool { return true }
+func (b *optBool) String() string { return strconv.FormatBool(b.value) }
+func (b *optBool) Type() string   { return "bool" }
 func (b *optBool) Set(s string) error {
 	v, err := strconv.ParseBool(s)
 	if err != nil {
@@ -63,45 +62,4 @@ func (b *optBool) Set(s string) error {
 	}
 	b.set, b.value = true, v
 	return nil
-}
-
-// newElector builds the elector when leader election is enabled (nil otherwise). It reads the
-// kubeconfig or the service account files but makes no network call; errors name the key.
-func newElector(cfg *config.Config, a *agent) (*leader.Elector, error) {
-	le := cfg.LeaderElection
-	if !le.Enabled {
-		a.metrics.Leader.Set(1)
-		return nil, nil
-	}
-	fail := func(key string, err error) error {
-		return &config.Error{Path: cfg.Path, Key: "leader_election." + key, Problem: err.Error()}
-	}
-	ns, err := leader.Namespace(le.Namespace)
-	if err != nil {
-		return nil, fail("namespace", err)
-	}
-	rc, err := leader.RESTConfig(le.Kubeconfig, "site-agent/"+Version)
-	if err != nil {
-		return nil, fail("kubeconfig", err)
-	}
-	id := le.Identity
-	if id == "" {
-		id = leader.DefaultIdentity()
-	}
-	metrics := a.metrics // process-wide: the same after a reload
-	observe := func(event string) {
-		metrics.LeaderChanges.WithLabelValues(event).Inc()
-		if event == "acquired" {
-			metrics.Leader.Set(1)
-		} else {
-			metrics.Leader.Set(0)
-		}
-	}
-	el, err := leader.New(leader.Config{Namespace: ns, Name: le.LeaseName, Identity: id, LeaseDuration: le.LeaseDuration,
-		RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod, REST: rc}, a.log, observe)
-	if err != nil {
-		return nil, fail("kubeconfig", err)
-	}
-	a.metrics.Leader.Set(0)
-	return el, nil
 }

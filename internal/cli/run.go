@@ -3,28 +3,16 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/waldur/site-agent/internal/clients/vault"
+	"github.com/spf13/cobra"
+
+	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/config"
+	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/telemetry"
 )
-
-// secretResolver resolves vault: references in the configuration (through the top-level vault
-// section); a nil resolver would refuse references with a message naming the key.
-var secretResolver config.NewResolver = vault.NewResolver
-
-// periodEnv is the incumbent's environment variable for a mode's period, in (fractional) minutes.
-func periodEnv(mode string) string {
-	if mode == "event_process" {
-		return "WALDUR_SITE_AGENT_RECONCILIATION_PERIOD_MINUTES"
-	}
-	return "WALDUR_SITE_AGENT_" + strings.ToUpper(mode) + "_PERIOD_MINUTES"
-}
 
 type runFlags struct {
 	mode, configFile, listen, logLevel string
@@ -34,47 +22,93 @@ type runFlags struct {
 	periods                            map[string]time.Duration // of every mode run, resolved by checkRun
 }
 
-func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.mode, "m", "order_process", "mode: order_process, membership_sync, report, event_process, or all (every mode the offerings configure)")
-	fs.StringVar(&f.mode, "mode", "order_process", "same as -m")
-	fs.StringVar(&f.configFile, "c", "waldur-site-agent-config.yaml", "configuration file")
-	fs.StringVar(&f.configFile, "config-file", "waldur-site-agent-config.yaml", "same as -c")
+// register adds the agent's flags to cmd: the incumbent's -m/--mode and -c/--config-file
+// (waldur_site_agent.common.utils.init_configuration), and site-agent's own.
+func (f *runFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVarP(&f.mode, "mode", "m", modes.ModeOrderProcess, "mode: "+strings.Join(modes.Names(), ", ")+", or all (every mode the offerings configure)")
+	configFlag(cmd, &f.configFile, "waldur-site-agent-config.yaml")
 	fs.BoolVar(&f.once, "once", false, "run one cycle and exit; the exit code says whether it succeeded")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "read Waldur and backends but change nothing")
 	fs.StringVar(&f.listen, "listen", "", "serve /metrics, /healthz and /readyz on this address (overrides listen_address)")
 	fs.StringVar(&f.logLevel, "log-level", "", "override log_level (debug, info, warning, error)")
-	fs.DurationVar(&f.period, "period", 0, "override the cycle period of every mode (e.g. 30s); default from "+periodEnv("MODE"))
+	fs.DurationVar(&f.period, "period", 0, "override the cycle period of every mode (e.g. 30s); default from WALDUR_SITE_AGENT_<MODE>_PERIOD_MINUTES")
 	f.leader.register(fs)
+	modeCompletion(cmd, true)
+	_ = cmd.RegisterFlagCompletionFunc("log-level", fixedCompletion("debug", "info", "warning", "error"))
 }
 
-func runCmd(ctx context.Context, args []string, io IO) int {
-	s := spec{name: "site-agent", overrides: true, check: checkRun, logTo: toStdout}
-	return command(ctx, s, args, io, func(ctx context.Context, inv *invocation) error {
-		f := inv.flags
-		opts := buildOptions{mode: f.mode, dryRun: f.dryRun, periods: f.periods, warnings: inv.warnings, stdout: io.Stdout,
-			metrics: telemetry.NewMetrics(), logger: inv.log}
-		a, err := build(inv.cfg, opts)
+// configFlag adds -c/--config-file (the incumbent's names) with its completion.
+func configFlag(cmd *cobra.Command, p *string, def string) {
+	cmd.Flags().StringVarP(p, "config-file", "c", def, "configuration file")
+	_ = cmd.MarkFlagFilename("config-file", "yaml", "yml")
+}
+
+// modeCompletion completes -m with the registry's modes (and all, where it is accepted).
+func modeCompletion(cmd *cobra.Command, all bool) {
+	names := modes.Names()
+	if all {
+		names = append(names, modes.ModeAll)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("mode", fixedCompletion(names...))
+}
+
+func fixedCompletion(values ...string) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// runAgent runs the agent: checked flags, the loaded configuration, agent.Build (which refuses
+// the configuration with every problem it has), then one pass (--once) or supervision.
+func (a *app) runAgent(ctx context.Context, f *runFlags) int {
+	io := a.io
+	if err := checkRun(f, io); err != nil {
+		return exitCode(io, usageErr(err))
+	}
+	cfg, warnings, err := config.Load(f.configFile, config.Options{Environ: io.Environ, Overrides: f.overrides(), Resolver: agent.SecretResolver})
+	if err != nil {
+		return exitCode(io, err)
+	}
+	log, err := telemetry.NewLoggerFormat(io.Stdout, cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return exitCode(io, usageErr(err))
+	}
+	opts := agent.Options{Mode: f.mode, DryRun: f.dryRun, Periods: f.periods, Warnings: warnings, Stdout: io.Stdout,
+		Metrics: telemetry.NewMetrics(), Status: telemetry.NewStatus(Version), Logger: log, Version: Version}
+	ag, err := agent.Build(cfg, opts)
+	if err != nil {
+		return exitCode(io, usageErr(err))
+	}
+	el, err := agent.NewElector(cfg, ag)
+	if err != nil {
+		ag.Close()
+		return exitCode(io, usageErr(err))
+	}
+	if f.once {
+		defer ag.Close()
+		return exitCode(io, ag.RunOnce(ctx))
+	}
+	opts.Logger = nil // a reload builds the logger of the new configuration
+	return exitCode(io, agent.Supervise(ctx, ag, reloader(*f, opts, io), el))
+}
+
+// reloader returns a function that loads the configuration again and builds a fresh agent.
+func reloader(f runFlags, o agent.Options, io IO) func() (*agent.Agent, error) {
+	return func() (*agent.Agent, error) {
+		cfg, warnings, err := config.Load(f.configFile, config.Options{Environ: io.Environ, Overrides: f.overrides(), Resolver: agent.SecretResolver})
 		if err != nil {
-			return usageErr(err)
+			return nil, err
 		}
-		el, err := newElector(inv.cfg, a)
-		if err != nil {
-			a.close()
-			return usageErr(err)
-		}
-		if f.once {
-			defer a.close()
-			return a.runOnce(ctx)
-		}
-		opts.logger = nil // a reload builds the logger of the new configuration
-		return serve(ctx, a, reloader(f, opts, io), el)
-	})
+		o.Warnings = warnings
+		return agent.Build(cfg, o)
+	}
 }
 
 // checkRun validates the run flags before the configuration is read: the mode, the period of
 // every mode it runs, and --once without leader election.
 func checkRun(f *runFlags, io IO) error {
-	periods, err := modePeriods(*f, io.Environ)
+	periods, err := agent.Periods(f.mode, f.period, io.Environ)
 	if err != nil {
 		return err
 	}
@@ -83,49 +117,6 @@ func checkRun(f *runFlags, io IO) error {
 	}
 	f.periods = periods
 	return nil
-}
-
-// modePeriods checks the mode and resolves the period of every mode it runs, before the
-// configuration is read.
-func modePeriods(f runFlags, environ func() []string) (map[string]time.Duration, error) {
-	var specs []modeSpec
-	switch spec, ok := lookupMode(f.mode); {
-	case f.mode == modeAll:
-		specs = modeSpecs()
-	case ok:
-		specs = []modeSpec{spec}
-	default:
-		return nil, fmt.Errorf("unknown mode %q (choose %s or all)", f.mode, strings.Join(modeNames(), ", "))
-	}
-	periods := map[string]time.Duration{}
-	for _, spec := range specs {
-		p, err := resolvePeriod(spec.name, spec.period, f.period, environ)
-		if err != nil {
-			return nil, err
-		}
-		periods[spec.name] = p
-	}
-	return periods, nil
-}
-
-func resolvePeriod(mode string, def, flagValue time.Duration, environ func() []string) (time.Duration, error) {
-	if flagValue < 0 {
-		return 0, errors.New("--period must be positive")
-	}
-	if flagValue > 0 {
-		return flagValue, nil
-	}
-	name := periodEnv(mode)
-	for _, kv := range environ() {
-		if v, ok := strings.CutPrefix(kv, name+"="); ok {
-			minutes, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || minutes <= 0 || minutes > 60*24*31 {
-				return 0, fmt.Errorf("%s must be a positive number of minutes, got %q", name, v)
-			}
-			return time.Duration(minutes * float64(time.Minute)), nil
-		}
-	}
-	return def, nil
 }
 
 // overrides are the configuration keys set by flags.

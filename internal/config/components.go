@@ -8,9 +8,14 @@ import (
 
 var accountingTypes = map[string]bool{"usage": true, "limit": true, "one": true}
 
+// componentBools are the component keys Waldur takes as booleans (the incumbent's
+// BackendComponent declares them bool, so pydantic read yes/no there too).
+var componentBools = []string{"is_boolean", "is_prepaid"}
+
 // parseComponents reads backend_components. Every key of a component is kept in Settings so
 // backends can read their own (type, k8s_resource, …); the core reads the generic ones.
-func parseComponents(parent *reader, m map[string]any) (backends.Components, *Error) {
+// Problems of every component are recorded on parent.
+func parseComponents(parent *reader, m map[string]any) backends.Components {
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)
@@ -21,7 +26,8 @@ func parseComponents(parent *reader, m map[string]any) (backends.Components, *Er
 		cm, ok := asMap(m[name])
 		prefix := parent.prefix + "backend_components." + name
 		if !ok {
-			return nil, &Error{Offering: parent.label, Key: prefix, Problem: "expected a mapping, got " + describe(m[name])}
+			parent.absorb(Errors{{Offering: parent.label, Key: prefix, Problem: "expected a mapping, got " + describe(m[name])}})
+			continue
 		}
 		r := newReader(cm, prefix+".", parent.label)
 		c := backends.Component{
@@ -33,32 +39,37 @@ func parseComponents(parent *reader, m map[string]any) (backends.Components, *Er
 			Limit:          r.optFloat("limit"),
 			Settings:       cm,
 		}
+		for _, key := range componentBools { // sent to Waldur as booleans, however the file spells them
+			if b := r.optBool(key); b != nil {
+				cm[key] = *b
+			}
+		}
 		if f := r.optFloat("unit_factor_reporting"); f != nil {
 			c.UnitFactorReporting = *f
 			if *f <= 0 {
 				r.fail("unit_factor_reporting", "must be greater than zero")
 			}
 		}
-		if r.err == nil {
+		if !r.failed() {
 			validateComponent(r, c)
 		}
-		if r.err != nil {
-			return nil, r.err
-		}
+		parent.absorb(r.errs)
 		out = append(out, c)
 	}
-	return out, nil
+	return out
 }
 
 func validateComponent(r *reader, c backends.Component) {
-	switch {
-	case c.MeasuredUnit == "" && !r.has("measured_unit"):
+	if c.MeasuredUnit == "" && !r.has("measured_unit") {
 		r.fail("measured_unit", "is required")
-	case c.Label == "":
+	}
+	if c.Label == "" {
 		r.fail("label", "is required")
-	case !accountingTypes[c.AccountingType]:
+	}
+	if !accountingTypes[c.AccountingType] {
 		r.fail("accounting_type", "must be one of usage, limit, one; got %q", c.AccountingType)
-	case c.UnitFactor <= 0:
+	}
+	if c.UnitFactor <= 0 {
 		r.fail("unit_factor", "must be greater than zero, got %v", c.UnitFactor)
 	}
 }

@@ -14,6 +14,7 @@ type Config struct {
 	Offerings                 []Offering
 	Location                  *time.Location // from timezone, default UTC
 	LogLevel                  string         // debug, info, warn, error
+	LogFormat                 string         // json (default) or text
 	ReportingPeriods          int            // months reported per cycle, 1..12
 	ExposeBackendErrorDetails bool
 	GlobalProxy               string
@@ -55,7 +56,7 @@ type Offering struct {
 
 	StompEnabled               bool  // event_process serves this offering
 	StompMembershipSyncEnabled *bool // nil: follows StompEnabled
-	Events                     EventBroker
+	EventBroker                EventBroker
 
 	// Core keys from backend_settings.
 	AllocationPrefix         string

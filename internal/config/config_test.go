@@ -109,6 +109,7 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad tz", "timezone: Mars/Base\n" + base, "timezone", "time zone"},
 		{"periods", "reporting_periods: 13\n" + base, "reporting_periods", "between 1 and 12"},
 		{"log level", "log_level: LOUD\n" + base, "log_level", "must be one of"},
+		{"log format", "log_format: xml\n" + base, "log_format", "must be json or text"},
 		{"heartbeat interval", "heartbeat_interval: 10m\n" + base, "heartbeat_interval", "at most 2m"},
 		{"no offerings", "log_level: INFO\n", "offerings", "at least one"},
 		{"offering not a map", "offerings: [1]\n", "offerings[0]", "mapping"},
@@ -191,5 +192,58 @@ func TestNamespaceLabelKeysWithDotsSurvive(t *testing.T) {
 	labels, _ := asMap(cfg.Offerings[0].BackendSettings["namespace_labels"])
 	if labels["example.com/pool"] != "h100" || labels["gpu-pool"] != "a" {
 		t.Fatalf("labels = %#v", labels)
+	}
+}
+
+// Every problem of a file is reported at once, each naming its offering and key, in file order.
+func TestEveryProblemAtOnce(t *testing.T) {
+	const file = `
+log_level: LOUD
+reporting_periods: 40
+upstreams: {waldur: {retries: 99}}
+offerings:
+  - name: A
+    waldur_api_url: ftp://waldur
+    waldur_api_token: tok-123456
+    waldur_offering_uuid: nope
+    backend_type: inmemory
+    verify_ssl: perhaps
+    backend_components:
+      cpu: {measured_unit: h, accounting_type: sometimes, label: ""}
+  - name: B
+    waldur_api_url: https://waldur.example.com/api/
+    waldur_offering_uuid: e2ef0000-0000-0000-0000-000000000001
+    backend_type: inmemory
+`
+	_, _, err := Parse("agent.yaml", []byte(file), Options{Environ: noEnv})
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("got %T %v", err, err)
+	}
+	want := []string{
+		"upstreams.waldur.retries",
+		"log_level", "reporting_periods",
+		`offering "A" (offerings[0]): offerings[0].verify_ssl`,
+		`offering "A" (offerings[0]): offerings[0].waldur_api_url`,
+		`offering "A" (offerings[0]): offerings[0].waldur_offering_uuid`,
+		`offering "A" (offerings[0]): offerings[0].backend_components.cpu.label`,
+		`offering "A" (offerings[0]): offerings[0].backend_components.cpu.accounting_type`,
+		`offering "B" (offerings[1]): offerings[1].waldur_api_token`,
+	}
+	if len(es) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%v", len(es), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.Contains(es[i].Detail(), w) || es[i].Path != "agent.yaml" {
+			t.Errorf("problem %d = %q (file %q), want it to name %s", i, es[i].Detail(), es[i].Path, w)
+		}
+	}
+	text := err.Error()
+	if !strings.HasPrefix(text, "invalid configuration in agent.yaml: 9 problems\n  ") || strings.Count(text, "\n") != 9 {
+		t.Errorf("message:\n%s", text)
+	}
+	var one *Error
+	if !errors.As(err, &one) || one.Key != "upstreams.waldur.retries" {
+		t.Errorf("errors.As finds the first problem, got %+v", one)
 	}
 }

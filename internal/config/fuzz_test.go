@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// FuzzParse feeds arbitrary bytes to the loader: it must never panic, and any failure must be a
-// *Error with a message.
+// FuzzParse feeds arbitrary bytes to the loader: it must never panic, and any failure must be
+// Errors of at least one *Error, each with a key or the file named.
 func FuzzParse(f *testing.F) {
 	seed, err := os.ReadFile("testdata/incumbent.yaml")
 	if err != nil {
@@ -19,8 +19,14 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, _, err := Parse("fuzz.yaml", data, Options{Environ: noEnv})
 		if err != nil {
-			if _, ok := err.(*Error); !ok || err.Error() == "" {
+			es, ok := err.(Errors)
+			if !ok || len(es) == 0 {
 				t.Fatalf("error %T %v", err, err)
+			}
+			for _, e := range es {
+				if e.Path != "fuzz.yaml" || e.Problem == "" {
+					t.Fatalf("problem without file or text: %+v", e)
+				}
 			}
 			return
 		}

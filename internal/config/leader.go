@@ -42,12 +42,10 @@ func leaderElection(top *reader) (LeaderElection, []string) {
 	le.LeaseDuration = duration(r, "lease_duration", le.LeaseDuration)
 	le.RenewDeadline = duration(r, "renew_deadline", le.RenewDeadline)
 	le.RetryPeriod = duration(r, "retry_period", le.RetryPeriod)
-	if r.err == nil {
+	if !r.failed() {
 		validateLeader(r, le)
 	}
-	if r.err != nil && top.err == nil {
-		top.err = r.err
-	}
+	top.absorb(r.errs)
 	return le, unknownWarnings(r.unknown())
 }
 

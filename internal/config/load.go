@@ -16,6 +16,7 @@ import (
 	"github.com/knadh/koanf/v2"
 
 	"github.com/waldur/site-agent/internal/upstream"
+	"github.com/waldur/site-agent/internal/yaml11"
 )
 
 // delim separates koanf key paths. It is a control character so that keys containing dots or
@@ -29,7 +30,7 @@ const EnvPrefix = "SITE_AGENT_"
 // envKeys are the top-level keys that may be set from the environment; the upstreams section
 // is set as SITE_AGENT_UPSTREAMS_<NAME>_<KEY> (e.g. SITE_AGENT_UPSTREAMS_WALDUR_TIMEOUT=30s).
 var envKeys = map[string]bool{
-	"log_level": true, "listen_address": true, "heartbeat_file": true, "concurrency": true,
+	"log_level": true, "log_format": true, "listen_address": true, "heartbeat_file": true, "concurrency": true,
 	"timezone": true, "reporting_periods": true, "cycle_timeout": true, "global_proxy": true,
 	"heartbeat_interval": true,
 }
@@ -48,7 +49,8 @@ type Options struct {
 }
 
 // Load reads, merges and validates the configuration file at path. Warnings name keys that are
-// unknown or accepted-but-ignored. A returned error is a *Error.
+// unknown or accepted-but-ignored. A returned error is Errors: every problem of the file (a
+// file that cannot be read or parsed, or whose secrets cannot be resolved, has one).
 func Load(path string, opts Options) (*Config, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -56,7 +58,7 @@ func Load(path string, opts Options) (*Config, []string, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			problem = "file does not exist"
 		}
-		return nil, nil, &Error{Path: path, Problem: problem}
+		return nil, nil, Errors{{Path: path, Problem: problem}}
 	}
 	return Parse(path, data, opts)
 }
@@ -65,7 +67,7 @@ func Load(path string, opts Options) (*Config, []string, error) {
 func Parse(path string, data []byte, opts Options) (*Config, []string, error) {
 	k := koanf.NewWithConf(koanf.Conf{Delim: delim})
 	if err := k.Load(rawbytes.Provider(data), yaml.Parser()); err != nil {
-		return nil, nil, &Error{Path: path, Problem: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, nil, Errors{{Path: path, Problem: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
 	}
 	environ := opts.Environ
 	if environ == nil {
@@ -86,18 +88,17 @@ func Parse(path string, data []byte, opts Options) (*Config, []string, error) {
 		},
 	})
 	if err := k.Load(envProvider, nil); err != nil {
-		return nil, nil, &Error{Path: path, Problem: "environment: " + err.Error()}
+		return nil, nil, Errors{{Path: path, Problem: "environment: " + err.Error()}}
 	}
 	if len(opts.Overrides) > 0 {
 		if err := k.Load(confmap.Provider(opts.Overrides, delim), nil); err != nil {
-			return nil, nil, &Error{Path: path, Problem: "flags: " + err.Error()}
+			return nil, nil, Errors{{Path: path, Problem: "flags: " + err.Error()}}
 		}
 	}
 	raw := k.Raw()
-	ups, upWarnings, uerr := parseUpstreams(raw["upstreams"])
-	if uerr != nil {
-		uerr.Path = path
-		return nil, upWarnings, uerr
+	ups, upWarnings, upErrs := parseUpstreams(raw["upstreams"])
+	if len(upErrs) > 0 && hasRefs(raw) { // not fetched with invalid upstreams settings
+		return nil, upWarnings, upErrs.withPath(path)
 	}
 	if section, ok := asMap(raw["vault"]); ok {
 		raw["vault"] = withVaultUpstream(section, ups.Get(upstream.Vault))
@@ -108,24 +109,27 @@ func Parse(path string, data []byte, opts Options) (*Config, []string, error) {
 		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 	}
-	if rerr := resolveRefs(ctx, raw, opts.Resolver); rerr != nil {
-		rerr.Path = path
-		return nil, nil, rerr
+	if cerr := resolveCredentials(raw, environ); cerr != nil {
+		return nil, nil, Errors{cerr}.withPath(path)
 	}
-	cfg, warnings, cerr := build(raw)
+	if rerr := resolveRefs(ctx, raw, opts.Resolver); rerr != nil {
+		return nil, nil, Errors{rerr}.withPath(path)
+	}
+	cfg, warnings, errs := build(raw)
 	warnings = append(upWarnings, warnings...)
-	if cerr != nil {
-		cerr.Path = path
-		return nil, warnings, cerr
+	if errs = append(upErrs, errs...); len(errs) > 0 {
+		return nil, warnings, errs.withPath(path)
 	}
 	cfg.Path, cfg.Upstreams = path, ups
 	return cfg, warnings, nil
 }
 
-func build(raw map[string]any) (*Config, []string, *Error) {
+// build reads the whole file and reports every problem in it.
+func build(raw map[string]any) (*Config, []string, Errors) {
 	r := newReader(raw, "", "")
 	cfg := &Config{
 		LogLevel:                  strings.ToLower(r.str("log_level", "INFO")),
+		LogFormat:                 strings.ToLower(r.str("log_format", "json")),
 		ReportingPeriods:          r.integer("reporting_periods", 2),
 		ExposeBackendErrorDetails: r.boolean("expose_backend_error_details", true),
 		GlobalProxy:               r.str("global_proxy", ""),
@@ -144,29 +148,33 @@ func build(raw map[string]any) (*Config, []string, *Error) {
 	cfg.LeaderElection, lw = leaderElection(r)
 	warnings = append(warnings, lw...)
 	list := r.list("offerings")
-	if r.err == nil && len(list) == 0 {
+	if len(list) == 0 { // unless it is no list: that problem is recorded already, for the same key
 		r.fail("offerings", "at least one offering is required")
 	}
-	if r.err != nil {
-		return nil, warnings, r.err
-	}
 	warnings = append(warnings, unknownWarnings(r.unknown())...)
+	errs := r.errs
 	for i, item := range list {
 		m, ok := asMap(item)
 		if !ok {
-			return nil, warnings, &Error{Key: fmt.Sprintf("offerings[%d]", i), Problem: "expected a mapping, got " + describe(item)}
+			errs = append(errs, &Error{Key: fmt.Sprintf("offerings[%d]", i), Problem: "expected a mapping, got " + describe(item)})
+			continue
 		}
-		off, w, err := parseOffering(i, m)
+		off, w, oerrs := parseOffering(i, m)
 		warnings = append(warnings, w...)
-		if err != nil {
-			return nil, warnings, err
-		}
+		errs = append(errs, oerrs...)
 		cfg.Offerings = append(cfg.Offerings, off)
 	}
-	if err := checkDuplicates(cfg.Offerings); err != nil {
-		return nil, warnings, err
+	if errs = append(errs, checkDuplicates(cfg.Offerings)...); len(errs) > 0 {
+		return nil, warnings, errs
 	}
-	return cfg, warnings, nil
+	return cfg, append(warnings, plainTextWarnings(cfg)...), nil
+}
+
+// hasRefs reports whether any string value is a vault: reference.
+func hasRefs(raw map[string]any) bool {
+	found := false
+	walkStrings(raw, "", func(_, value string) { found = found || strings.HasPrefix(value, RefPrefix) })
+	return found
 }
 
 func validateTop(r *reader, cfg *Config) {
@@ -178,6 +186,9 @@ func validateTop(r *reader, cfg *Config) {
 		cfg.LogLevel = "error"
 	default:
 		r.fail("log_level", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got %q", cfg.LogLevel)
+	}
+	if cfg.LogFormat != "json" && cfg.LogFormat != "text" {
+		r.fail("log_format", "must be json or text, got %q", cfg.LogFormat)
 	}
 	if cfg.ReportingPeriods < 1 || cfg.ReportingPeriods > 12 {
 		r.fail("reporting_periods", "must be between 1 and 12, got %d", cfg.ReportingPeriods)
@@ -223,7 +234,7 @@ func ignoredTopLevel(r *reader) []string {
 		w = append(w, "elastic_apm_server_url: accepted but not implemented")
 	}
 	if ls := r.mapping("log_shipping"); ls != nil {
-		if enabled, _ := ls["enabled"].(bool); enabled {
+		if enabled, _ := yaml11.Bool(ls["enabled"]); enabled {
 			w = append(w, "log_shipping.enabled: accepted but not implemented; ship the JSON log with your log collector")
 		}
 	}

@@ -12,11 +12,12 @@ import (
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
 
-func parseOffering(i int, m map[string]any) (Offering, []string, *Error) {
+// parseOffering reads one offering; errs holds every problem found in it.
+func parseOffering(i int, m map[string]any) (o Offering, warnings []string, errs Errors) {
 	name, _ := m["name"].(string)
 	label := offeringLabel(i, name)
 	r := newReader(m, fmt.Sprintf("offerings[%d].", i), label)
-	o := Offering{
+	o = Offering{
 		Index:             i,
 		Name:              r.str("name", ""),
 		BackendType:       strings.ToLower(r.str("backend_type", "")),
@@ -41,19 +42,12 @@ func parseOffering(i int, m map[string]any) (Offering, []string, *Error) {
 		r.fail("waldur_offering_uuid", "must be a UUID (32 hex digits, dashes optional), got %q", o.UUID)
 	}
 	parseAuth(r, &o)
-	parseEvents(r, &o)
-	warnings := append(ignoredOfferingKeys(r, o), checkEvents(r, o)...)
+	parseStompKeys(r, &o)
+	warnings = append(ignoredOfferingKeys(r, o), checkStompKeys(r, o)...)
 	parseCoreSettings(r, &o)
-	comps, cerr := parseComponents(r, r.mapping("backend_components"))
-	if r.err != nil {
-		return o, warnings, r.err
-	}
-	if cerr != nil {
-		return o, warnings, cerr
-	}
-	o.Components = comps
+	o.Components = parseComponents(r, r.mapping("backend_components"))
 	warnings = append(warnings, unknownWarnings(r.unknown())...)
-	return o, warnings, nil
+	return o, warnings, r.errs
 }
 
 // parseAPIURL validates waldur_api_url and returns the base without the /api suffix. The
@@ -142,20 +136,20 @@ func parseCoreSettings(r *reader, o *Offering) {
 	if o.BackendIDMaxRetries < 1 || o.BackendIDMaxRetries > 1000 {
 		s.fail("backend_id_max_retries", "must be between 1 and 1000")
 	}
-	if s.err != nil && r.err == nil {
-		r.err = s.err
-	}
+	r.absorb(s.errs)
 }
 
-func checkDuplicates(offs []Offering) *Error {
+func checkDuplicates(offs []Offering) Errors {
+	var errs Errors
 	seen := map[string]int{}
 	for _, o := range offs {
 		key := strings.ToLower(strings.ReplaceAll(o.UUID, "-", ""))
 		if prev, dup := seen[key]; dup {
-			return &Error{Offering: o.Label(), Key: fmt.Sprintf("offerings[%d].waldur_offering_uuid", o.Index),
-				Problem: fmt.Sprintf("the same offering is already configured as offerings[%d]", prev)}
+			errs = append(errs, &Error{Offering: o.Label(), Key: fmt.Sprintf("offerings[%d].waldur_offering_uuid", o.Index),
+				Problem: fmt.Sprintf("the same offering is already configured as offerings[%d]", prev)})
+			continue
 		}
 		seen[key] = o.Index
 	}
-	return nil
+	return errs
 }

@@ -8,15 +8,17 @@ import (
 	"strings"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/yaml11"
 )
 
 // reader reads typed values out of one YAML mapping, remembering which keys it consumed (so the
-// rest can be reported as unknown) and the first problem it met (with the key's full path).
+// rest can be reported as unknown) and every problem it met (with the key's full path; one per
+// key).
 type reader struct {
 	m      map[string]any
 	prefix string // e.g. "offerings[0]."
 	used   map[string]bool
-	err    *Error
+	errs   Errors
 	label  string // offering label for errors
 }
 
@@ -24,11 +26,22 @@ func newReader(m map[string]any, prefix, label string) *reader {
 	return &reader{m: m, prefix: prefix, used: map[string]bool{}, label: label}
 }
 
+// fail records a problem with key, unless the key already has one.
 func (r *reader) fail(key, format string, args ...any) {
-	if r.err == nil {
-		r.err = &Error{Offering: r.label, Key: r.prefix + key, Problem: fmt.Sprintf(format, args...)}
+	full := r.prefix + key
+	for _, e := range r.errs {
+		if e.Key == full {
+			return
+		}
 	}
+	r.errs = append(r.errs, &Error{Offering: r.label, Key: full, Problem: fmt.Sprintf(format, args...)})
 }
+
+// failed reports whether any problem was recorded.
+func (r *reader) failed() bool { return len(r.errs) > 0 }
+
+// absorb takes the problems of a reader of a nested section.
+func (r *reader) absorb(errs Errors) { r.errs = append(r.errs, errs...) }
 
 func (r *reader) get(key string) (any, bool) {
 	r.used[key] = true
@@ -61,15 +74,10 @@ func (r *reader) boolean(key string, def bool) bool {
 	if !ok {
 		return def
 	}
-	switch t := v.(type) {
-	case bool:
-		return t
-	case string:
-		if b, err := strconv.ParseBool(strings.ToLower(strings.TrimSpace(t))); err == nil {
-			return b
-		}
+	if b, ok := yaml11.Bool(v); ok { // yes/no/on/off as the incumbent's PyYAML read them
+		return b
 	}
-	r.fail(key, "expected true or false, got %s", describe(v))
+	r.fail(key, "expected true or false (or yes/no, on/off), got %s", describe(v))
 	return def
 }
 

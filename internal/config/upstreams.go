@@ -30,16 +30,17 @@ const (
 //
 // Durations are Go durations ("30s") or numbers of seconds. Unknown upstreams and keys are
 // warnings; invalid values an error naming the key.
-func parseUpstreams(v any) (upstream.Upstreams, []string, *Error) {
+func parseUpstreams(v any) (upstream.Upstreams, []string, Errors) {
 	if v == nil {
 		return nil, nil, nil
 	}
 	top, ok := asMap(v)
 	if !ok {
-		return nil, nil, &Error{Key: "upstreams", Problem: "expected a mapping of upstream names (" + strings.Join(upstream.Names, ", ") + "), got " + describe(v)}
+		return nil, nil, Errors{{Key: "upstreams", Problem: "expected a mapping of upstream names (" + strings.Join(upstream.Names, ", ") + "), got " + describe(v)}}
 	}
 	out := upstream.Upstreams{}
 	var warnings []string
+	var errs Errors
 	for _, name := range sortedKeys(top) {
 		if !slices.Contains(upstream.Names, name) {
 			warnings = append(warnings, fmt.Sprintf("upstreams.%s: unknown upstream, ignored (known: %s)", name, strings.Join(upstream.Names, ", ")))
@@ -50,19 +51,18 @@ func parseUpstreams(v any) (upstream.Upstreams, []string, *Error) {
 			if top[name] == nil {
 				continue
 			}
-			return nil, warnings, &Error{Key: "upstreams." + name, Problem: "expected a mapping with " + strings.Join(upstreamFields, ", ") + ", got " + describe(top[name])}
+			errs = append(errs, &Error{Key: "upstreams." + name, Problem: "expected a mapping with " + strings.Join(upstreamFields, ", ") + ", got " + describe(top[name])})
+			continue
 		}
-		s, w, err := parseUpstream("upstreams."+name+".", m)
+		s, w, uerrs := parseUpstream("upstreams."+name+".", m)
 		warnings = append(warnings, w...)
-		if err != nil {
-			return nil, warnings, err
-		}
+		errs = append(errs, uerrs...)
 		out[name] = s
 	}
-	return out, warnings, nil
+	return out, warnings, errs
 }
 
-func parseUpstream(prefix string, m map[string]any) (upstream.Settings, []string, *Error) {
+func parseUpstream(prefix string, m map[string]any) (upstream.Settings, []string, Errors) {
 	r := newReader(m, prefix, "")
 	var s upstream.Settings
 	s.Timeout = r.duration("timeout")
@@ -76,7 +76,7 @@ func parseUpstream(prefix string, m map[string]any) (upstream.Settings, []string
 	s.BackoffMin = r.duration("backoff_min")
 	s.BackoffMax = r.duration("backoff_max")
 	switch {
-	case r.err != nil:
+	case r.failed():
 	case s.Timeout != 0 && (s.Timeout < minAttemptTimeout || s.Timeout > maxAttemptTimeout):
 		r.fail("timeout", "must be between %s and %s, got %s", minAttemptTimeout, maxAttemptTimeout, s.Timeout)
 	case s.BackoffMin > maxBackoff:
@@ -86,10 +86,7 @@ func parseUpstream(prefix string, m map[string]any) (upstream.Settings, []string
 	case s.BackoffMin > 0 && s.BackoffMax > 0 && s.BackoffMax < s.BackoffMin:
 		r.fail("backoff_max", "must not be below backoff_min (%s), got %s", s.BackoffMin, s.BackoffMax)
 	}
-	if r.err != nil {
-		return s, nil, r.err
-	}
-	return s, unknownWarnings(r.unknown()), nil
+	return s, unknownWarnings(r.unknown()), r.errs
 }
 
 // duration reads a positive duration: a Go duration string ("30s", "250ms") or a number of

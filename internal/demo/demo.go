@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/agent"
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/cli"
@@ -38,6 +40,9 @@ func run(ctx context.Context, args []string, io cli.IO) int {
 	serve := fs.String("serve", "", "instead of the scripted demo, serve the seeded Waldur simulator on this address (e.g. 127.0.0.1:8080) until interrupted")
 	orders := fs.Int("orders", 5, "with --serve: Create orders to seed")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cli.ExitOK
+		}
 		return cli.ExitUsage
 	}
 	if *serve != "" {
@@ -149,7 +154,7 @@ func (d *demo) stop() {
 // pass runs one cycle of a mode exactly as `site-agent -m MODE --once` would.
 func (d *demo) pass(ctx context.Context, mode string) error {
 	before := d.world.Sim.TotalCalls()
-	err := cli.PassOnce(ctx, d.cfg, mode, d.log, d.backend)
+	err := agent.RunOnceWithBackend(ctx, d.cfg, d.backend, agent.Options{Mode: mode, Logger: d.log, Version: cli.Version})
 	fmt.Fprintf(d.out, "   (%s pass: %d Waldur requests)\n", mode, d.world.Sim.TotalCalls()-before)
 	return err
 }

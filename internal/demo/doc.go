@@ -3,5 +3,6 @@
 // narrated, or (--serve) the seeded simulator standalone for a hand-run agent.
 //
 // It links the simulators and their OpenAPI validator, so the release binary (cmd/site-agent) must
-// never import it; internal/cli's release-dependency test enforces that.
+// never import it; cmd/site-agent's dependency test enforces that. It runs passes through
+// internal/agent (RunOnceWithBackend) and adds its subcommand through cli.Run.
 package demo

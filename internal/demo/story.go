@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/cli"
+	"github.com/waldur/site-agent/internal/modes"
 	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
@@ -21,17 +22,17 @@ func (d *demo) run(ctx context.Context) error {
 		w.CreateOrder("greedy-request", map[string]float64{"cpu": 512, "ram": 2048}),
 	}
 	fmt.Fprintf(d.out, "1. %d Create orders wait for the provider; the site allows at most 64 CPU per resource.\n", len(orders))
-	if err := d.pass(ctx, "order_process"); err != nil {
+	if err := d.pass(ctx, modes.ModeOrderProcess); err != nil {
 		return err
 	}
 	d.printOrders(orders)
 	fmt.Fprintln(d.out, "\n2. Membership sync gives the project team access to the new resources.")
-	if err := d.pass(ctx, "membership_sync"); err != nil {
+	if err := d.pass(ctx, modes.ModeMembershipSync); err != nil {
 		return err
 	}
 	d.printMembers()
 	fmt.Fprintln(d.out, "\n3. Usage reporting sends this month's usage (per resource and per user).")
-	if err := d.pass(ctx, "report"); err != nil {
+	if err := d.pass(ctx, modes.ModeReport); err != nil {
 		return err
 	}
 	d.printUsage()
@@ -40,7 +41,7 @@ func (d *demo) run(ctx context.Context) error {
 	more := []waldursim.Order{w.UpdateOrder(small.ResourceUUID, map[string]float64{"cpu": 8, "ram": 32}), w.TerminateOrder(post.ResourceUUID)}
 	w.Sim.RemoveProjectMember(w.Project.UUID, w.Users[1].UUID)
 	fmt.Fprintf(d.out, "\n4. The team grows a resource and retires another; %s leaves the project.\n", w.Users[1].Username)
-	for _, mode := range []string{"order_process", "membership_sync", "report"} {
+	for _, mode := range []string{modes.ModeOrderProcess, modes.ModeMembershipSync, modes.ModeReport} {
 		if err := d.pass(ctx, mode); err != nil {
 			return err
 		}

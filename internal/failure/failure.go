@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"syscall"
+
+	"github.com/waldur/site-agent/internal/secret"
 )
 
 // Sentinel errors that modes act on.
@@ -31,9 +33,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Err == nil {
-		return e.Msg
+		return secret.Scrub(e.Msg)
 	}
-	return e.Msg + ": " + e.Err.Error()
+	return secret.Scrub(e.Msg + ": " + e.Err.Error())
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -55,7 +57,7 @@ func Wrap(err error, msg string) error {
 func PublicMessage(err error) (string, bool) {
 	var e *Error
 	if errors.As(err, &e) {
-		return e.Msg, true
+		return secret.Scrub(e.Msg), true
 	}
 	return "", false
 }
@@ -114,7 +116,10 @@ func isTrustFailure(err error) bool {
 }
 
 // StatusError is an unexpected HTTP status from an upstream API. Its message carries the method,
-// the path (never the query, which may hold credentials) and a short excerpt of the body.
+// the path (never the query, which may hold credentials) and a short excerpt of the body. Every
+// upstream error body passes through here, so the body is scrubbed of registered secrets (and
+// their encoded forms) when the error is built and again when it is printed: an upstream that
+// echoes the request's credentials in its answer cannot leak them, whichever client built it.
 type StatusError struct {
 	Service string // e.g. "rancher", "keycloak", "waldur"
 	Method  string
@@ -128,7 +133,7 @@ func (e *StatusError) Error() string {
 	if e.Body != "" {
 		msg += ": " + e.Body
 	}
-	return msg
+	return secret.Scrub(msg)
 }
 
 // Temporary reports whether the status is worth retrying later (5xx, 429, 408).
@@ -139,7 +144,7 @@ func (e *StatusError) Temporary() bool {
 // StatusErr builds the error for an unexpected status, marked transient when the status is.
 func StatusErr(service, method, path string, code int, body []byte) error {
 	const max = 300
-	b := string(body)
+	b := secret.Scrub(string(body)) // before cutting, which could leave half a secret
 	if len(b) > max {
 		b = b[:max] + "…"
 	}

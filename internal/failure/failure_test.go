@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/waldur/site-agent/internal/secret"
 )
 
 func TestIsTransient(t *testing.T) {
@@ -55,5 +58,31 @@ func TestStatusErrTruncatesAndNamesCall(t *testing.T) {
 	}
 	if msg, ok := PublicMessage(Wrap(err, "could not create project")); !ok || msg != "could not create project" {
 		t.Fatalf("public message %q", msg)
+	}
+}
+
+// An upstream that echoes the request's credentials in its error body (a gateway answering 400
+// with the Authorization header) cannot leak them through the error, however it was built.
+func TestStatusErrorsScrubEchoedCredentials(t *testing.T) {
+	key := secret.New("s3cr3t-key-echoed-back")
+	defer key.Forget()
+	echo := []byte(`{"message":"bad request","headers":{"Authorization":"Bearer token-abc:s3cr3t-key-echoed-back"}}`)
+	built := []error{
+		StatusErr("rancher", "GET", "/v3", 400, echo),
+		&StatusError{Service: "kubernetes", Method: "GET", Path: "/api", Code: 400, Body: string(echo)},
+		Wrap(errors.New("keystone said: s3cr3t-key-echoed-back"), "login refused for s3cr3t-key-echoed-back"),
+	}
+	for _, err := range built {
+		if text := err.Error(); strings.Contains(text, "s3cr3t") || !strings.Contains(text, secret.Redacted) {
+			t.Errorf("error text carries the secret: %s", text)
+		}
+	}
+	if msg, _ := PublicMessage(built[2]); strings.Contains(msg, "s3cr3t") {
+		t.Errorf("public message carries the secret: %s", msg)
+	}
+	// cut after scrubbing: a long body does not keep half of a secret
+	long := StatusErr("openstack", "POST", "/v3/auth/tokens", 400, []byte(strings.Repeat("x", 290)+"s3cr3t-key-echoed-back"))
+	if strings.Contains(long.Error(), "s3cr3t") {
+		t.Errorf("a cut body kept part of the secret: %s", long.Error())
 	}
 }

@@ -9,7 +9,9 @@
 // (about 7 MiB of idle memory at every start). It keeps client-go's rules: optimistic writes by
 // resourceVersion, expiry judged on this replica's clock from when it saw the record change,
 // renewals every retry period, the work fenced when no renewal succeeded for the renew deadline
-// (before anyone else can judge the lease expired) or at once when another holder is seen.
+// (before anyone else can judge the lease expired) or at once when another holder is seen. Every
+// request, the acquiring one included, is bounded by the renew deadline, and the fence clock of a
+// new term starts when its winning attempt began, not when the (possibly late) answer arrived.
 //
 // It talks to the Kubernetes API only (coordination.k8s.io Leases); it must not import the modes
 // or anything that reaches Waldur or a backend.

@@ -34,8 +34,9 @@ type Elector struct {
 	log     *zap.Logger
 	observe func(event string) // "acquired" when work starts; "lost" or "ended" after it stopped
 
-	leading atomic.Bool
-	leader  atomic.Value // string: the last observed holder
+	leading  atomic.Bool
+	leader   atomic.Value // string: the last observed holder
+	acquired atomic.Value // time.Time: when that holder took the lease (zero: not known)
 }
 
 // New validates cfg and builds the elector; it makes no network call.
@@ -57,6 +58,7 @@ func New(cfg Config, log *zap.Logger, observe func(event string)) (*Elector, err
 	e := &Elector{cfg: cfg, lease: l, observe: observe,
 		log: log.With(zap.String("lease", cfg.Namespace+"/"+cfg.Name), zap.String("identity", cfg.Identity))}
 	e.leader.Store("")
+	e.acquired.Store(time.Time{})
 	return e, nil
 }
 
@@ -65,6 +67,10 @@ func (e *Elector) Leading() bool { return e.leading.Load() }
 
 // Leader is the holder of the Lease last observed ("" before the first observation).
 func (e *Elector) Leader() string { return e.leader.Load().(string) }
+
+// Acquired is when the holder last observed took the lease (the Lease's acquireTime; zero
+// before the first observation or when the Lease does not say).
+func (e *Elector) Acquired() time.Time { return e.acquired.Load().(time.Time) }
 
 // Identity is this replica's identity in the Lease.
 func (e *Elector) Identity() string { return e.cfg.Identity }
@@ -83,19 +89,23 @@ func (e *Elector) Run(ctx context.Context, lead func(fence context.Context)) err
 // term is one campaign: wait for the lease (a candidate stops at once when ctx is cancelled),
 // work while holding it, return when it is lost or the work has stopped.
 func (e *Elector) term(ctx context.Context, lead func(fence context.Context)) {
-	if !e.acquire(ctx) {
+	sent, ok := e.acquire(ctx)
+	if !ok {
 		return
 	}
 	if ctx.Err() != nil {
 		e.release()
 		return
 	}
+	if time.Since(sent) >= e.cfg.RenewDeadline {
+		return // the answer came too late to work on: the next campaign renews or loses it
+	}
 	// Renewal goes on while the work finishes after a graceful stop (ctx cancelled), so the
 	// lease is not lost half-way through a shutdown.
 	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
 	fence, lose := context.WithCancel(renewCtx)
 	renewed := make(chan struct{})
-	go func() { defer close(renewed); e.renew(renewCtx, lose) }()
+	go func() { defer close(renewed); e.renew(renewCtx, lose, sent) }()
 	e.work(fence, lead)
 	lost := fence.Err() != nil && renewCtx.Err() == nil
 	stopRenewing()
@@ -107,20 +117,27 @@ func (e *Elector) term(ctx context.Context, lead func(fence context.Context)) {
 }
 
 // acquire tries every retry period (with jitter) until this replica holds the lease, or ctx is
-// cancelled (false).
-func (e *Elector) acquire(ctx context.Context) bool {
+// cancelled (false). Each attempt is bounded by the renew deadline, like a renewal: an answer
+// that takes longer is not waited for. It returns when the winning attempt began, before its
+// requests were sent: the other replicas may have seen the record from that moment on, so the
+// fence clock starts there (renew), not when the answer arrived. A delayed answer otherwise let
+// the new leader work past the moment another replica judged its lease expired.
+func (e *Elector) acquire(ctx context.Context) (time.Time, bool) {
 	for {
-		holder, ok, err := e.lease.tryAcquireOrRenew(ctx)
+		sent := time.Now()
+		actx, cancel := context.WithTimeout(ctx, e.cfg.RenewDeadline)
+		holder, ok, err := e.lease.tryAcquireOrRenew(actx)
+		cancel()
 		e.saw(holder)
 		if ok {
-			return true
+			return sent, true
 		}
 		if err != nil && !errors.Is(err, errHeld) && ctx.Err() == nil {
 			e.log.Debug("lease not acquired", zap.Error(err))
 		}
 		select {
 		case <-ctx.Done():
-			return false
+			return time.Time{}, false
 		case <-time.After(jitter(e.cfg.RetryPeriod)):
 		}
 	}
@@ -129,14 +146,16 @@ func (e *Elector) acquire(ctx context.Context) bool {
 // renew writes a renewal every retry period. The work is fenced (lose) the moment the lease is
 // seen held by another replica, or when no renewal has succeeded for the renew deadline — a
 // request hanging past it is cut off — which is before any other replica can judge the lease
-// expired (renew deadline < lease duration, counted from when they saw the last renewal).
-func (e *Elector) renew(ctx context.Context, lose context.CancelFunc) {
-	last := time.Now()
+// expired (renew deadline < lease duration, counted from when they saw the last renewal). The
+// clock starts at last: when the acquiring attempt began.
+func (e *Elector) renew(ctx context.Context, lose context.CancelFunc, last time.Time) {
 	for {
+		// the next renewal, or the deadline if it comes first (then the work is fenced there)
+		wait := min(e.cfg.RetryPeriod, max(time.Until(last.Add(e.cfg.RenewDeadline)), 0))
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(e.cfg.RetryPeriod):
+		case <-time.After(wait):
 		}
 		start, deadline := time.Now(), last.Add(e.cfg.RenewDeadline)
 		rctx, cancel := context.WithDeadline(ctx, deadline)
@@ -184,9 +203,16 @@ func (e *Elector) work(fence context.Context, lead func(fence context.Context)) 
 	}
 }
 
-// saw records the holder observed in the lease.
+// saw records the holder observed in the lease, and when it took the lease. It runs in the
+// goroutine that just read or wrote the lease.
 func (e *Elector) saw(holder string) {
-	if holder == "" || holder == e.Leader() {
+	if holder == "" {
+		return
+	}
+	if at := e.lease.observed.AcquireTime; at != nil && deref(e.lease.observed.HolderIdentity) == holder {
+		e.acquired.Store(at.Time)
+	}
+	if holder == e.Leader() {
 		return
 	}
 	e.leader.Store(holder)

@@ -46,11 +46,21 @@ func (w *workers) enter() {
 	}
 }
 
+// timing is a lease duration, renew deadline and retry period.
+type timing struct{ lease, renew, retry time.Duration }
+
+var testTiming = timing{leaseDuration, renewDeadline, retryPeriod}
+
 func startReplica(t *testing.T, rc *rest.Config, ns, id string, wk *workers) *replica {
 	t.Helper()
+	return startReplicaTimed(t, rc, ns, id, wk, testTiming)
+}
+
+func startReplicaTimed(t *testing.T, rc *rest.Config, ns, id string, wk *workers, tm timing) *replica {
+	t.Helper()
 	r := &replica{t: t, stopped: make(chan struct{})}
-	el, err := New(Config{Namespace: ns, Name: "site-agent", Identity: id, LeaseDuration: leaseDuration,
-		RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, REST: rc}, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), func(ev string) {
+	el, err := New(Config{Namespace: ns, Name: "site-agent", Identity: id, LeaseDuration: tm.lease,
+		RenewDeadline: tm.renew, RetryPeriod: tm.retry, REST: rc}, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), func(ev string) {
 		r.mu.Lock()
 		r.events = append(r.events, ev)
 		r.mu.Unlock()
@@ -127,6 +137,7 @@ func TestOneLeaderAndHandoverOnStop(t *testing.T) {
 	env := kubeenv.Shared(t)
 	ns := env.Namespace(t, "leader", nil)
 	wk := &workers{}
+	before := time.Now().Add(-time.Second) // the API server's MicroTime truncates
 	a := startReplica(t, adminConfig(env), ns, "a", wk)
 	waitUntil(t, 10*time.Second, "a to lead", a.el.Leading)
 	b := startReplica(t, adminConfig(env), ns, "b", wk)
@@ -135,10 +146,18 @@ func TestOneLeaderAndHandoverOnStop(t *testing.T) {
 	if b.el.Leading() || b.writesAfter(time.Time{}) != 0 {
 		t.Fatal("the standby worked while the leader renewed its lease")
 	}
+	// Both know when a took the lease (the status page shows it); renewals do not move it.
+	took := a.el.Acquired()
+	if took.Before(before) || took.After(time.Now()) || !b.el.Acquired().Equal(took) {
+		t.Fatalf("a took the lease at %v as a sees it, %v as b sees it (test started %v)", took, b.el.Acquired(), before)
+	}
 	stop := time.Now()
 	a.cancel()
 	<-a.stopped
 	waitUntil(t, leaseDuration, "b to take over after a released the lease", b.el.Leading)
+	if !b.el.Acquired().After(took) {
+		t.Errorf("after the handover the lease was taken at %v, not after a's %v", b.el.Acquired(), took)
+	}
 	t.Logf("handover after a graceful stop: %s (retry period %s, lease %s)", time.Since(stop).Round(time.Millisecond), retryPeriod, leaseDuration)
 	if wk.max.Load() != 1 {
 		t.Fatalf("%d replicas worked at once", wk.max.Load())

@@ -38,7 +38,7 @@ func TestAccessOutageHoldsBackOnlyMembership(t *testing.T) {
 	f.unit.Backend.Pinger = accessDown{}
 	degraded := func() float64 {
 		var m dto.Metric
-		if err := f.env.Metrics.BackendDegraded.WithLabelValues(f.unit.Offering.Name, "access").Write(&m); err != nil {
+		if err := f.env.Metrics.BackendDegraded.WithLabelValues(f.unit.metricID(), "access").Write(&m); err != nil {
 			t.Fatal(err)
 		}
 		return m.GetGauge().GetValue()

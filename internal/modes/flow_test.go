@@ -22,7 +22,7 @@ import (
 
 // flow is an in-process agent (one unit) against the simulator over loopback.
 type flow struct {
-	t     *testing.T
+	t     testing.TB
 	world *scenario.World
 	sim   *waldursim.Server
 	be    *inmemory.Backend
@@ -31,7 +31,7 @@ type flow struct {
 	now   time.Time
 }
 
-func newFlow(t *testing.T, simOpts waldursim.Options, settings inmemory.Settings) *flow {
+func newFlow(t testing.TB, simOpts waldursim.Options, settings inmemory.Settings) *flow {
 	t.Helper()
 	f := &flow{t: t, now: time.Now()}
 	simOpts.Token = scenario.Token

@@ -14,8 +14,9 @@ import (
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
 
-// Membership is the membership_sync mode: team → backend access, paused/downscaled flags,
-// enforced limits and backend metadata back to Waldur, and repair of drifted backend objects.
+// Membership is the membership_sync mode: team → backend access (or, for a backend that syncs
+// resource projects, their grants → the backend and its outcomes back, projects.go), paused/downscaled
+// flags, enforced limits and backend metadata back to Waldur, and repair of drifted backend objects.
 type Membership struct {
 	Env *Env
 	// SyncStamp is the age of Waldur's last_sync after which refresh_last_sync is sent (default
@@ -24,10 +25,14 @@ type Membership struct {
 }
 
 // Name implements Mode.
-func (*Membership) Name() string { return "membership_sync" }
+func (*Membership) Name() string { return ModeMembershipSync }
 
 // RunOnce syncs every OK or Erred resource of the offering that has a backend id.
 func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
+	pp, err := m.projectPass(ctx, u)
+	if err != nil {
+		return err
+	}
 	access, err := backendReady(ctx, m.Env, u, "resources left untouched")
 	if err != nil {
 		return err
@@ -36,7 +41,20 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 	if err != nil {
 		return fmt.Errorf("list resources: %w", err)
 	}
-	return m.syncAll(ctx, u, resources, access)
+	return m.syncAll(ctx, u, resources, access, pp)
+}
+
+// projectPass checks, for a backend that syncs resource projects, that Waldur serves them, and
+// reads whether the offering wants membership sync statuses (nil for other backends).
+func (m *Membership) projectPass(ctx context.Context, u *Unit) (*projectPass, error) {
+	if u.Backend.Projects == nil {
+		return nil, nil
+	}
+	version, err := requireResourceProjects(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return &projectPass{syncer: u.Backend.Projects, statuses: statusReporting(ctx, u, version)}, nil
 }
 
 // SyncResources syncs the given resources now, exactly as a membership pass syncs each one
@@ -52,21 +70,25 @@ func (m *Membership) SyncResources(ctx context.Context, u *Unit, resources []wc.
 	if len(keep) == 0 {
 		return nil
 	}
+	pp, err := m.projectPass(ctx, u)
+	if err != nil {
+		return err
+	}
 	access, err := backendReadyCached(ctx, m.Env, u, "resources left untouched")
 	if err != nil {
 		return err
 	}
-	return m.syncAll(ctx, u, keep, access)
+	return m.syncAll(ctx, u, keep, access, pp)
 }
 
 // syncAll syncs resources with bounded concurrency; one resource is never synced twice at
 // once. Without access (the backend's access service does not answer) members are left as
 // they are.
-func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resource, access bool) error {
+func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resource, access bool, pp *projectPass) error {
 	teams := newTeamCache(u.Waldur)
 	members := u.Backend.Members
 	if !access {
-		members = nil // membership changes wait until the backend's access service answers
+		members, pp = nil, nil // membership changes wait until the backend's access service answers
 	}
 	var accs accounts
 	if members != nil && hasBackendIDs(resources) {
@@ -74,6 +96,7 @@ func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resour
 	}
 	var failed sync.Map
 	forEach(ctx, m.Env.Concurrency, resources, func(r wc.Resource) {
+		ctx := backends.ForResource(ctx, r.UUID) // the backend's log lines name the resource
 		if r.Malformed != "" {
 			u.Log.Error("resource could not be read; skipped", zap.String("resource", r.UUID), zap.String("error", r.Malformed))
 			failed.Store(r.UUID, r.Malformed)
@@ -87,7 +110,7 @@ func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resour
 			return
 		}
 		defer unlock()
-		if err := m.syncResource(ctx, u, members, teams, accs, r); err != nil {
+		if err := m.syncResource(ctx, u, members, pp, teams, accs, r); err != nil {
 			failed.Store(r.UUID, err)
 			m.fail(ctx, u, r, err)
 		}
@@ -100,8 +123,8 @@ func (m *Membership) syncAll(ctx context.Context, u *Unit, resources []wc.Resour
 	return nil
 }
 
-func (m *Membership) syncResource(ctx context.Context, u *Unit, members backends.MembershipManager, teams *teamCache, accs accounts,
-	r wc.Resource) error {
+func (m *Membership) syncResource(ctx context.Context, u *Unit, members backends.MembershipManager, pp *projectPass,
+	teams *teamCache, accs accounts, r wc.Resource) error {
 	res := toBackend(r, u.Components())
 	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
 	if rec := u.Backend.Reconciler; rec != nil {
@@ -119,6 +142,11 @@ func (m *Membership) syncResource(ctx context.Context, u *Unit, members backends
 			keep = nil // removals are unsafe when the account lists are unknown
 		}
 		if err := m.syncMembers(ctx, u, log, mm, res, desired, keep, accs.complete); err != nil {
+			return err
+		}
+	}
+	if pp != nil {
+		if err := m.syncProjects(ctx, u, log, pp, r, res); err != nil {
 			return err
 		}
 	}
@@ -151,14 +179,14 @@ func (m *Membership) syncMembers(ctx context.Context, u *Unit, log *zap.Logger, 
 		if err := mm.AddMembers(ctx, res, add); err != nil {
 			return fmt.Errorf("add members: %w", err)
 		}
-		m.Env.Metrics.MemberChanges.WithLabelValues(u.Offering.Name, "add").Add(float64(len(add)))
+		m.Env.Metrics.MemberChanges.WithLabelValues(u.metricID(), "add").Add(float64(len(add)))
 		log.Info("members added", zap.Int("count", len(add)), zap.Strings("usernames", usernames(add)))
 	}
 	if len(remove) > 0 {
 		if err := mm.RemoveMembers(ctx, res, remove); err != nil {
 			return fmt.Errorf("remove members: %w", err)
 		}
-		m.Env.Metrics.MemberChanges.WithLabelValues(u.Offering.Name, "remove").Add(float64(len(remove)))
+		m.Env.Metrics.MemberChanges.WithLabelValues(u.metricID(), "remove").Add(float64(len(remove)))
 		log.Info("members removed", zap.Int("count", len(remove)), zap.Strings("usernames", remove))
 	}
 	return nil
@@ -224,11 +252,13 @@ func (m *Membership) stamp(ctx context.Context, u *Unit, r wc.Resource) error {
 func (m *Membership) fail(ctx context.Context, u *Unit, r wc.Resource, err error) {
 	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
 	if failure.IsTransient(err) || ctx.Err() != nil {
-		m.Env.Metrics.ResourceErrors.WithLabelValues(u.Offering.Name, "transient").Inc()
+		m.Env.Metrics.ResourceErrors.WithLabelValues(u.metricID(), "transient").Inc()
+		m.Env.Status.Error(u.Offering.UUID, ModeMembershipSync, fmt.Sprintf("resource %s (temporary, retried next pass): %v", r.UUID, err))
 		log.Warn("resource sync hit a temporary failure; retrying next pass", zap.Error(err))
 		return
 	}
-	m.Env.Metrics.ResourceErrors.WithLabelValues(u.Offering.Name, "permanent").Inc()
+	m.Env.Metrics.ResourceErrors.WithLabelValues(u.metricID(), "permanent").Inc()
+	m.Env.Status.Error(u.Offering.UUID, ModeMembershipSync, fmt.Sprintf("resource %s (marked erred): %v", r.UUID, err))
 	log.Error("resource sync failed", zap.Error(err))
 	if serr := u.Waldur.SetResourceErred(ctx, r.UUID, m.Env.publicError(err), ""); serr != nil {
 		log.Warn("could not mark resource erred", zap.Error(serr))

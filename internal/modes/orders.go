@@ -17,7 +17,7 @@ import (
 type Orders struct{ Env *Env }
 
 // Name implements Mode.
-func (*Orders) Name() string { return "order_process" }
+func (*Orders) Name() string { return ModeOrderProcess }
 
 // RunOnce lists the offering's open orders and works through them: orders of different
 // resources in parallel (bounded), orders of one resource in creation order.
@@ -29,6 +29,7 @@ func (m *Orders) RunOnce(ctx context.Context, u *Unit) error {
 	if err != nil {
 		return fmt.Errorf("list orders: %w", err)
 	}
+	m.listed(u, len(orders))
 	if len(orders) == 0 {
 		return nil
 	}
@@ -97,11 +98,14 @@ func orderKey(o wc.Order) string {
 
 // process handles one order and reports whether it reached a final state.
 func (m *Orders) process(ctx context.Context, u *Unit, teams *teamCache, o wc.Order) bool {
-	log := u.Log.With(zap.String("order", o.UUID), zap.String("type", o.Type), zap.String("resource", o.ResourceUUID))
 	step, problem := planOrder(o)
-	switch step {
-	case stepSkip:
+	if step == stepSkip {
 		return true
+	}
+	log := u.Log.With(zap.String("order", o.UUID), zap.String("type", o.Type), zap.String("resource", o.ResourceUUID))
+	ctx, done := m.working(ctx, u, o)
+	defer done()
+	switch step {
 	case stepReject:
 		log.Warn("rejecting malformed order", zap.String("reason", problem))
 		return m.finish(ctx, u, log, o, "rejected", u.Waldur.RejectOrder(ctx, o.UUID, problem))
@@ -120,11 +124,13 @@ func (m *Orders) process(ctx context.Context, u *Unit, teams *teamCache, o wc.Or
 		return m.finish(ctx, u, log, o, "done", u.Waldur.SetOrderDone(ctx, o.UUID))
 	case failure.IsTransient(err) || errors.Is(err, context.Canceled):
 		log.Warn("order hit a temporary failure; it stays executing and is retried next cycle", zap.Error(err))
-		m.Env.Metrics.Orders.WithLabelValues(u.Offering.Name, o.Type, "retry").Inc()
+		m.Env.Metrics.Orders.WithLabelValues(u.metricID(), o.Type, "retry").Inc()
+		m.failed(u, o, err, false)
 		return false
 	default:
 		msg := m.Env.publicError(err)
 		log.Error("order failed", zap.Error(err))
+		m.failed(u, o, err, true)
 		return m.finish(ctx, u, log, o, "erred", u.Waldur.SetOrderErred(ctx, o.UUID, msg, ""))
 	}
 }
@@ -145,7 +151,7 @@ func (m *Orders) approve(ctx context.Context, u *Unit, log *zap.Logger, o wc.Ord
 			return false, m.finish(ctx, u, log, o, "rejected", u.Waldur.RejectOrder(ctx, o.UUID, why))
 		case dec == backends.Defer:
 			log.Info("backend deferred order", zap.String("reason", why))
-			m.Env.Metrics.Orders.WithLabelValues(u.Offering.Name, o.Type, "deferred").Inc()
+			m.Env.Metrics.Orders.WithLabelValues(u.metricID(), o.Type, "deferred").Inc()
 			return false, false
 		}
 	}
@@ -172,7 +178,8 @@ func (m *Orders) finish(ctx context.Context, u *Unit, log *zap.Logger, o wc.Orde
 			return false
 		}
 	}
-	m.Env.Metrics.Orders.WithLabelValues(u.Offering.Name, o.Type, result).Inc()
+	m.Env.Metrics.Orders.WithLabelValues(u.metricID(), o.Type, result).Inc()
+	m.finished(u)
 	log.Info("order finished", zap.String("outcome", result))
 	return true
 }

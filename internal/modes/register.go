@@ -12,15 +12,6 @@ import (
 	wc "github.com/waldur/site-agent/internal/waldurclient"
 )
 
-// processorNames are the processor names the incumbent registers, kept so Waldur's agent pages
-// look the same after a migration.
-var processorNames = map[string]string{
-	"order_process":   "OfferingOrderProcessor",
-	"membership_sync": "OfferingMembershipProcessor",
-	"report":          "OfferingReportProcessor",
-	"event_process":   "OfferingEventProcessor",
-}
-
 // Registrar registers the agent with Waldur once per process start and offering: identity
 // "agent-<offering uuid>" (updated in place when it exists), then each mode's service and
 // processor. The incumbent repeated this every cycle because its cache was never filled. One
@@ -57,7 +48,7 @@ func (g *Registrar) register(ctx context.Context, mode string, u *Unit) error {
 	if err != nil {
 		return fmt.Errorf("register service: %w", err)
 	}
-	if err := u.Waldur.RegisterProcessor(ctx, svc.UUID, processorNames[mode], "site-agent/"+u.Backend.Name, g.Env.Version); err != nil {
+	if err := u.Waldur.RegisterProcessor(ctx, svc.UUID, processorName(mode), "site-agent/"+u.Backend.Name, g.Env.Version); err != nil {
 		return fmt.Errorf("register processor: %w", err)
 	}
 	u.Log.Info("agent registered with waldur", zap.String("identity", id), zap.String("service", svc.UUID))
@@ -133,4 +124,10 @@ func (g *Registrar) lock(offering string) *sync.Mutex {
 		g.locks[offering] = l
 	}
 	return l
+}
+
+// processorName is the processor the mode registers in Waldur.
+func processorName(mode string) string {
+	s, _ := Lookup(mode)
+	return s.Processor
 }

@@ -2,6 +2,7 @@ package modes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -24,7 +25,7 @@ type Report struct {
 }
 
 // Name implements Mode.
-func (*Report) Name() string { return "report" }
+func (*Report) Name() string { return ModeReport }
 
 // RunOnce reports usage of every OK or Erred resource with a backend id.
 func (m *Report) RunOnce(ctx context.Context, u *Unit) error {
@@ -49,7 +50,7 @@ func (m *Report) RunOnce(ctx context.Context, u *Unit) error {
 			resources = append(resources, r)
 		}
 	}
-	if len(resources) == 0 {
+	if resources = m.Env.History.only(resources); len(resources) == 0 {
 		return nil
 	}
 	off, err := u.Waldur.GetOffering(ctx, u.Offering.UUID, "components")
@@ -60,19 +61,19 @@ func (m *Report) RunOnce(ctx context.Context, u *Unit) error {
 	for _, c := range off.Components {
 		known[c.Type] = true
 	}
-	periods := usage.Periods(m.Env.now().In(m.Env.Location), m.Env.ReportingPeriods)
-	var firstErr error
-	for i, p := range periods {
-		current := i == len(periods)-1
+	now := m.Env.now().In(m.Env.Location)
+	var errs []error
+	for _, p := range m.Env.reportPeriods(now) {
+		current := p == backends.PeriodOf(now)
 		if err := m.reportPeriod(ctx, u, rep, resources, known, p, current); err != nil {
-			if current {
-				firstErr = err
+			if current || m.Env.History != nil {
+				errs = append(errs, err)
 			} else {
 				u.Log.Warn("past period not reported", zap.Stringer("period", p), zap.Error(err))
 			}
 		}
 	}
-	return firstErr
+	return errors.Join(errs...)
 }
 
 // periodRun is one period's report across the offering's resources.
@@ -153,25 +154,25 @@ func (run *periodRun) resource(ctx context.Context, r wc.Resource, got backends.
 	}
 	switch verdict {
 	case usageAnomaly:
-		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "anomaly").Inc()
+		m.Env.Metrics.UsageReports.WithLabelValues(u.metricID(), "anomaly").Inc()
 		log.Warn("usage anomaly; nothing reported", zap.String("reason", reason))
 		return nil
 	case usageUnchanged:
-		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "unchanged").Inc()
+		m.Env.Metrics.UsageReports.WithLabelValues(u.metricID(), "unchanged").Inc()
 	case usageSend:
 		if err := u.Waldur.SetUsage(ctx, r.UUID, run.date, items); err != nil {
-			if !run.current && failure.HasStatus(err, 400) && strings.Contains(err.Error(), "backfilling past billing periods") {
+			if !run.current && m.Env.History == nil && failure.HasStatus(err, 400) && strings.Contains(err.Error(), "backfilling past billing periods") {
 				log.Info("waldur refuses backfilling this period with the agent's token; skipped")
-				m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "skipped").Inc()
+				m.Env.Metrics.UsageReports.WithLabelValues(u.metricID(), "skipped").Inc()
 				return nil
 			}
 			return fmt.Errorf("set usage: %w", err)
 		}
-		m.Env.Metrics.UsageReports.WithLabelValues(u.Offering.Name, "sent").Inc()
+		m.Env.Metrics.UsageReports.WithLabelValues(u.metricID(), "sent").Inc()
 		log.Info("usage reported", zap.Any("usage", total))
 		existing = nil // the records changed; per-user shares need their fresh ids
 	}
-	if len(got.Users) == 0 {
+	if len(got.Users) == 0 || !m.Env.History.userUsage() {
 		return nil
 	}
 	return run.users(ctx, r, got.Users, existing)

@@ -36,6 +36,14 @@ type Runner struct {
 // Name is the mode's name.
 func (r *Runner) Name() string { return r.Mode.Name() }
 
+// Ready reports the mode's own readiness condition (see Readiness); nil for a mode without one.
+func (r *Runner) Ready() error {
+	if rd, ok := r.Mode.(Readiness); ok {
+		return rd.Ready()
+	}
+	return nil
+}
+
 // Run cycles until ctx is cancelled. The first cycle starts immediately; a Mode that is also a
 // Listener gets Listen started once per offering alongside. It returns nil on a clean stop.
 //
@@ -75,15 +83,18 @@ func (r *Runner) Run(ctx, fence context.Context) error {
 		defer close(beaten)
 		r.heartbeat(beating, tick) // proves the process alive, even during a long cycle
 	}()
+	r.started()
 	for {
 		_ = r.RunOnce(work)
 		if ctx.Err() != nil {
 			return nil
 		}
+		wait := r.Period + jitter(r.Period)
+		r.Env.Status.NextCycle(r.Mode.Name(), time.Now().Add(wait))
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(r.Period + jitter(r.Period)):
+		case <-time.After(wait):
 		}
 	}
 }
@@ -162,21 +173,14 @@ func (r *Runner) cycle(ctx context.Context, u *Unit) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	mode, name := r.Mode.Name(), u.Offering.Name
+	r.Env.Status.CycleStarted(r.Mode.Name(), u.Offering.UUID)
 	defer func() {
 		if p := recover(); p != nil {
 			r.Env.Metrics.Panics.Inc()
 			u.Log.Error("cycle panicked", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
 			err = fmt.Errorf("panic: %v", p)
 		}
-		result := "ok"
-		if err != nil {
-			result = "error"
-		} else {
-			r.Env.Metrics.LastSuccess.WithLabelValues(mode, name).SetToCurrentTime()
-		}
-		r.Env.Metrics.Cycles.WithLabelValues(mode, name, result).Inc()
-		r.Env.Metrics.CycleDuration.WithLabelValues(mode, name).Observe(time.Since(start).Seconds())
+		r.record(u, start, err)
 		if r.OnCycle != nil {
 			r.OnCycle(u, err)
 		}

@@ -25,9 +25,14 @@ type Env struct {
 	ExposeDetails    bool
 	Concurrency      int
 	Metrics          *telemetry.Metrics
-	Heartbeat        *telemetry.Heartbeat
-	Now              func() time.Time
-	Log              *zap.Logger
+	// Status is what /status shows (nil: nothing recorded).
+	Status    *telemetry.Status
+	Heartbeat *telemetry.Heartbeat
+	Now       func() time.Time
+	Log       *zap.Logger
+	// History, set for a one-off load of past usage, replaces the months the mode whose Spec has
+	// History reports (the other modes ignore it).
+	History *History
 }
 
 func (e *Env) now() time.Time {
@@ -55,10 +60,16 @@ type Unit struct {
 	registered bool
 	locks      keyLocks  // per resource: orders, membership
 	ping       pingCache // event-driven work pings the backend at most every pingEvery
+	release    releaseGate
+	sent       sentStatuses  // membership sync reports last sent, per resource
+	pending    pendingOrders // open orders, for the gauge and /status
 }
 
 // Components are the offering's configured components.
 func (u *Unit) Components() backends.Components { return u.Offering.Components }
+
+// metricID is the offering as its metrics' offering_uuid label names it.
+func (u *Unit) metricID() string { return telemetry.OfferingLabel(u.Offering.UUID) }
 
 // Mode is one kind of work the runner repeats.
 type Mode interface {
@@ -94,7 +105,13 @@ func backendReady(ctx context.Context, env *Env, u *Unit, consequence string) (a
 	err = p.Ping(ctx)
 	degraded := errors.Is(err, backends.ErrAccessNotReady)
 	if env.Metrics != nil {
-		env.Metrics.BackendDegraded.WithLabelValues(u.Offering.Name, "access").Set(map[bool]float64{false: 0, true: 1}[degraded])
+		env.Metrics.BackendDegraded.WithLabelValues(u.metricID(), "access").Set(map[bool]float64{false: 0, true: 1}[degraded])
+	}
+	env.Status.Upstream(u.Offering.UUID, u.Backend.Name, err != nil && !degraded, errText(err))
+	if degraded {
+		env.Status.Upstream(u.Offering.UUID, "access", true, err.Error())
+	} else {
+		env.Status.Recovered(u.Offering.UUID, "access")
 	}
 	switch {
 	case err == nil:
@@ -105,4 +122,12 @@ func backendReady(ctx context.Context, env *Env, u *Unit, consequence string) (a
 	}
 	u.Log.Warn("backend not ready; "+consequence+" this cycle", zap.Error(err))
 	return false, fmt.Errorf("backend ping: %w", err)
+}
+
+// errText is err's message, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -33,8 +33,8 @@ func (r *Runner) track(u *Unit) func() {
 		delete(w.running, u)
 		delete(w.stuck, u)
 		w.mu.Unlock()
-		r.Env.Metrics.CycleRunning.WithLabelValues(r.Mode.Name(), u.Offering.Name).Set(0)
-		r.Env.Metrics.CycleStuck.WithLabelValues(r.Mode.Name(), u.Offering.Name).Set(0)
+		r.Env.Metrics.CycleRunning.WithLabelValues(r.Mode.Name(), u.metricID()).Set(0)
+		r.Env.Metrics.CycleStuck.WithLabelValues(r.Mode.Name(), u.metricID()).Set(0)
 	}
 }
 
@@ -97,10 +97,10 @@ func (r *Runner) observeCycles() {
 	defer r.wd.mu.Unlock()
 	for u, since := range r.wd.running {
 		age := now.Sub(since)
-		r.Env.Metrics.CycleRunning.WithLabelValues(mode, u.Offering.Name).Set(age.Seconds())
+		r.Env.Metrics.CycleRunning.WithLabelValues(mode, u.metricID()).Set(age.Seconds())
 		if age > limit && !r.wd.stuck[u] {
 			r.wd.stuck[u] = true
-			r.Env.Metrics.CycleStuck.WithLabelValues(mode, u.Offering.Name).Set(1)
+			r.Env.Metrics.CycleStuck.WithLabelValues(mode, u.metricID()).Set(1)
 			u.Log.Error("cycle stuck: it outlived its timeout and ignores cancellation", zap.Duration("running", age),
 				zap.Duration("timeout", r.Timeout))
 		}

@@ -1,8 +1,11 @@
 package secret
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"reflect"
 	"slices"
 	"sort"
@@ -65,18 +68,21 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 var Type = reflect.TypeOf(Secret{})
 
 // The scrubber's registry: every value New registered and not yet forgotten, with how many
-// Secrets hold it. It is bounded: past maxScrubbed values, the least recently registered one
-// goes (values that rotate are forgotten by their owners long before; see Forget).
+// Secrets hold it, and the forms (the value and its encodings, see forms) it is scrubbed in. It
+// is bounded: past maxScrubbed values, the least recently registered one goes (values that rotate
+// are forgotten by their owners long before; see Forget).
 var (
 	mu      sync.RWMutex
 	values  = map[string]*entry{}
-	ordered []string // values sorted longest first: a secret inside a longer one is not cut apart
+	inUse   = map[string]int{} // form → how many registered values have it
+	ordered []string           // the forms, longest first: a secret inside a longer one is not cut apart
 	counter uint64
 )
 
 type entry struct {
-	refs int
-	seq  uint64 // when it was last registered
+	refs  int
+	seq   uint64 // when it was last registered
+	forms []string
 }
 
 const (
@@ -102,9 +108,70 @@ func register(v string) {
 	if len(values) >= maxScrubbed {
 		evictOldest()
 	}
-	values[v] = &entry{refs: 1, seq: counter}
-	at := sort.Search(len(ordered), func(i int) bool { return len(ordered[i]) < len(v) })
-	ordered = slices.Insert(ordered, at, v)
+	e := &entry{refs: 1, seq: counter, forms: forms(v)}
+	values[v] = e
+	for _, f := range e.forms {
+		if inUse[f]++; inUse[f] == 1 {
+			at := sort.Search(len(ordered), func(i int) bool { return len(ordered[i]) < len(f) })
+			ordered = slices.Insert(ordered, at, f)
+		}
+	}
+}
+
+// forms are the ways a value appears in text that leaves the process: as it is, URL-encoded
+// (query and path escaping, with upper- and lower-case hex), JSON-escaped (with and without
+// HTML escaping) and base64 (standard and URL alphabets, padded and not). An OIDC client secret
+// abc+def/ghi== travels as abc%2Bdef%2Fghi%3D%3D in a form body, and an upstream that echoes
+// the request shows it that way.
+func forms(v string) []string {
+	out := []string{v}
+	add := func(f string) {
+		if f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	for _, f := range []string{url.QueryEscape(v), url.PathEscape(v)} {
+		add(f)
+		add(lowerHex(f))
+	}
+	add(jsonEscaped(v, true))
+	add(jsonEscaped(v, false))
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		add(enc.EncodeToString([]byte(v)))
+	}
+	return out
+}
+
+// lowerHex rewrites the %XX escapes of a URL-encoded string in lower case (%2b), which some
+// encoders write.
+func lowerHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerByte(b[i+1]), lowerByte(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func lowerByte(c byte) byte {
+	if c >= 'A' && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// jsonEscaped is v as it appears inside a JSON string (without the quotes).
+func jsonEscaped(v string, html bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	if err := enc.Encode(v); err != nil {
+		return ""
+	}
+	s := strings.TrimSuffix(b.String(), "\n")
+	return strings.TrimSuffix(strings.TrimPrefix(s, `"`), `"`)
 }
 
 func evictOldest() {
@@ -117,11 +184,21 @@ func evictOldest() {
 	unregister(oldest)
 }
 
-// unregister drops v from the registry. Callers hold mu.
+// unregister drops v and the forms no other value has from the registry. Callers hold mu.
 func unregister(v string) {
+	e := values[v]
+	if e == nil {
+		return
+	}
 	delete(values, v)
-	if i := slices.Index(ordered, v); i >= 0 {
-		ordered = slices.Delete(ordered, i, i+1)
+	for _, f := range e.forms {
+		if inUse[f]--; inUse[f] > 0 {
+			continue
+		}
+		delete(inUse, f)
+		if i := slices.Index(ordered, f); i >= 0 {
+			ordered = slices.Delete(ordered, i, i+1)
+		}
 	}
 }
 
@@ -157,10 +234,11 @@ func Registered() int {
 	return len(values)
 }
 
-// Scrub replaces every known secret value in text with Redacted. It is the last line of
-// defence for text that leaves the process (errors sent to Waldur, log messages): an upstream
-// that echoes a credential back in an error body cannot leak it. Values shorter than 6
-// characters are replaced where they stand as a whole token (not inside a longer word).
+// Scrub replaces every known secret value, and its URL-encoded, JSON-escaped and base64 forms,
+// in text with Redacted. It is the last line of defence for text that leaves the process (errors
+// sent to Waldur, log messages): an upstream that echoes a credential back in an error body
+// cannot leak it. Forms shorter than 6 characters are replaced where they stand as a whole
+// token (not inside a longer word).
 func Scrub(text string) string {
 	mu.RLock()
 	defer mu.RUnlock()

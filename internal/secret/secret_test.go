@@ -130,3 +130,50 @@ func TestScrubbedSetIsBounded(t *testing.T) {
 		t.Fatal("the newest value must be scrubbed")
 	}
 }
+
+// A secret travels encoded: in a form body or a query (URL escaping), inside JSON (escaped
+// quotes, backslashes, <, > and &), in a Basic header or a kubeconfig (base64). An upstream that
+// echoes the request echoes those forms, and each is scrubbed like the raw value.
+func TestScrubEncodedForms(t *testing.T) {
+	cases := map[string][]string{
+		`abc+def/ghi== "q" \ <b>&`: {
+			`abc+def/ghi== "q" \ <b>&`,                     // raw
+			`abc%2Bdef%2Fghi%3D%3D+%22q%22+%5C+%3Cb%3E%26`, // query / form escaping
+			`abc%2bdef%2fghi%3d%3d+%22q%22+%5c+%3cb%3e%26`, // the same in lower-case hex
+			`abc+def%2Fghi==%20%22q%22%20%5C%20%3Cb%3E&`,   // path escaping
+			`abc+def/ghi== \"q\" \\ \u003cb\u003e\u0026`,   // JSON, HTML-escaped (Go's default)
+			`abc+def/ghi== \"q\" \\ <b>&`,                  // JSON without HTML escaping
+			`YWJjK2RlZi9naGk9PSAicSIgXCA8Yj4m`,             // base64
+		},
+		"k?>>~~": {"az8+Pn5+", "az8-Pn5-", "k%3F%3E%3E~~"}, // standard and URL alphabets
+		"ab?":    {"YWI/", "YWI_", "ab%3F"},                // short: as whole tokens
+		"tok1":   {"dG9rMQ==", "dG9rMQ"},                   // padded and not
+	}
+	for raw, encoded := range cases {
+		s := New(raw)
+		defer s.Forget()
+		for _, form := range encoded {
+			if got := Scrub("upstream said: " + form + " is wrong"); got != "upstream said: "+Redacted+" is wrong" {
+				t.Errorf("Scrub left a form of %q: %q", raw, got)
+			}
+		}
+	}
+}
+
+// The encoded forms leave with the value, except a form another held value also has.
+func TestForgetDropsEncodedForms(t *testing.T) {
+	before := Registered()
+	a := New("a b c d e f") // query escaping: a+b+c+d+e+f
+	b := New("a+b+c+d+e+f") // whose raw value is a's query form
+	if Scrub("a+b+c+d+e+f a%20b%20c%20d%20e%20f") != Redacted+" "+Redacted {
+		t.Fatalf("forms not scrubbed: %q", Scrub("a+b+c+d+e+f a%20b%20c%20d%20e%20f"))
+	}
+	a.Forget()
+	if got := Scrub("a+b+c+d+e+f a%20b%20c%20d%20e%20f"); got != Redacted+" a%20b%20c%20d%20e%20f" {
+		t.Fatalf("after forgetting a: %q (b's raw value must stay, a's path form must go)", got)
+	}
+	b.Forget()
+	if got := Scrub("a+b+c+d+e+f YSBiIGMgZCBlIGY="); got != "a+b+c+d+e+f YSBiIGMgZCBlIGY=" || Registered() != before {
+		t.Fatalf("forgotten forms still scrubbed: %q (%d values, want %d)", got, Registered(), before)
+	}
+}

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,11 +59,31 @@ func (h *Heartbeat) write(now time.Time) {
 	if h.path == "" {
 		return
 	}
-	tmp := h.path + ".tmp"
-	data := fmt.Sprintf("%.6f", float64(now.UnixNano())/1e9)
-	if err := os.WriteFile(tmp, []byte(data), 0o644); err == nil {
-		_ = os.Rename(tmp, h.path)
+	_ = replaceFile(h.path, fmt.Sprintf("%.6f", float64(now.UnixNano())/1e9))
+}
+
+// replaceFile writes data to a new file of its own in path's directory (os.CreateTemp: an
+// unpredictable name, created exclusively, mode 0600) and renames it over path. A fixed name
+// such as <path>.tmp would follow a symlink another local user planted there (the default path
+// is in /tmp) and overwrite the file it points to; rename replaces a link at path itself
+// rather than writing through it.
+func replaceFile(path, data string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
 	}
+	tmp := f.Name()
+	_, werr := f.WriteString(data)
+	// Readable by all, like the incumbent's file: a healthcheck may run as another user.
+	if err := errors.Join(werr, f.Chmod(0o644), f.Close()); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // CheckFile reports an error unless the file at path was modified within maxAge.

@@ -19,14 +19,16 @@ type Health struct {
 	Role  func() string
 }
 
-// Serve starts the /metrics, /healthz and /readyz listener on addr and returns once it listens.
-// It stops when ctx is cancelled.
-func Serve(ctx context.Context, addr string, m *Metrics, h Health, log *zap.Logger) (net.Addr, error) {
+// Serve starts the listener of /metrics, /healthz, /readyz, /status and /status.json on addr
+// and returns once it listens. It stops when ctx is cancelled.
+func Serve(ctx context.Context, addr string, m *Metrics, h Health, st *Status, log *zap.Logger) (net.Addr, error) {
 	m.registerRuntime()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
 	mux.HandleFunc("/healthz", probe(h.Live, h.Role))
 	mux.HandleFunc("/readyz", probe(h.Ready, h.Role))
+	mux.Handle("GET /status", StatusHTML(st))
+	mux.Handle("GET /status.json", StatusJSON(st))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err

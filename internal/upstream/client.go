@@ -38,7 +38,7 @@ func retryable(attempt *http.Client, o RetryOptions, check retryablehttp.CheckRe
 		RetryWaitMin: o.Policy.WaitMin,
 		RetryWaitMax: o.Policy.WaitMax,
 		RetryMax:     max(o.Policy.Max, 0),
-		CheckRetry:   check,
+		CheckRetry:   ProbeAware(check),
 		Backoff:      Backoff,
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 	}

@@ -18,6 +18,10 @@
 // Settings (settings.go) are one upstream's timeout, retries and backoff from the
 // configuration's `upstreams` section; each client applies them over its own defaults.
 //
+// Log fields in the context (logctx.go): WithLogFields puts fields in a context and Log adds
+// them to a logger, so that the lines a client or a backend writes while working for an order
+// or a resource name it (the backends package chooses the fields: order_uuid, resource_uuid).
+//
 // Safe and unsafe requests. SafePolicy retries network errors, 5xx (but 501) and 429: right
 // for reads, for PUT/DELETE, and for creates of objects with client-chosen names, where a
 // repeat answers 409 and the caller treats that as "exists" (Kubernetes objects, Keycloak

@@ -180,16 +180,22 @@ func (m *Manager) imported(ctx context.Context, c *cluster) (string, error) {
 			return name, err
 		}
 	}
-	id, err := m.rancher.ensureCluster(ctx, rec.Name)
+	rc, err := m.rancher.EnsureCluster(ctx, rec.Name, "virtual cluster (site-agent virtual-clusters)")
 	if err != nil {
 		return "", err
 	}
+	id := rc.ID
 	m.update(c, func(r *Record) { r.RancherID = id })
-	tok, err := m.rancher.registrationToken(ctx, id)
+	reg, err := m.rancher.Registration(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	data, err := m.rancher.manifest(ctx, tok.ManifestURL)
+	defer reg.Token.Forget()
+	defer reg.ManifestURL.Forget()
+	if reg.ManifestURL.IsZero() {
+		return "", fmt.Errorf("rancher returned a registration token for %s without a manifest URL", id)
+	}
+	data, err := m.rancher.Manifest(ctx, reg.ManifestURL)
 	if err != nil {
 		return "", err
 	}

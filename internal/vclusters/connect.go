@@ -28,7 +28,7 @@ func (m *Manager) startTunnel(c *cluster, creds agentCreds) {
 		},
 		ProxyAddr: p.Addr,
 		AgentDial: (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		TLS:       m.rancher.tls, Throttle: m.throttle, Logger: m.log,
+		TLS:       m.rancher.TLSConfig(), Throttle: m.throttle, Logger: m.log,
 		Backoff: tunnel.Backoff{Min: m.cfg.Tunnel.BackoffMin, Max: m.cfg.Tunnel.BackoffMax},
 		Events: tunnel.Events{
 			Up:         func(k tunnel.Kind) { m.sessionUp(c, k) },

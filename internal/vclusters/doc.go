@@ -16,7 +16,7 @@
 // manager.go (the cluster registry and its API operations), cluster.go (one cluster's
 // lifecycle: setup, proxy, status), connect.go (tunnel events), tenant.go and template.go (the
 // main API server's objects), manifest.go (the import manifest scoped to a tenant), creds.go
-// (the agent's credentials), rancher.go (the v3 client), watch.go (state saver, deletion
+// (the agent's credentials), rancher.go (the shared Rancher client, internal/clients/rancher), watch.go (state saver, deletion
 // watcher, drift loop), api.go, metrics.go, command.go (the program's command line), logbridge.go
 // (remotedialer's logrus output into zap).
 //

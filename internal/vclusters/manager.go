@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/vclusters/apiproxy"
 	"github.com/waldur/site-agent/internal/vclusters/pki"
 	"github.com/waldur/site-agent/internal/vclusters/tunnel"
@@ -45,7 +46,7 @@ type Manager struct {
 	log      *zap.Logger
 	met      *Metrics
 	main     *mainAPI
-	rancher  *rancherClient
+	rancher  *rancherapi.Client
 	deps     Deps
 	ports    *apiproxy.Ports
 	ca       *pki.CA
@@ -268,14 +269,14 @@ func (m *Manager) deleteInRancher(ctx context.Context, rec Record, byRancher boo
 	if byRancher || rec.RancherID == "" {
 		return nil
 	}
-	if err := m.rancher.deleteCluster(ctx, rec.RancherID); err != nil {
+	if err := m.rancher.DeleteCluster(ctx, rec.RancherID); err != nil {
 		return fmt.Errorf("delete rancher cluster %s: %w", rec.RancherID, err)
 	}
 	began := time.Now()
 	waitCtx, cancel := context.WithTimeout(ctx, m.cfg.Sync.RancherRemovalWait)
 	defer cancel()
 	for {
-		ids, err := m.rancher.clusters(waitCtx)
+		ids, err := rancherClusters(waitCtx, m.rancher)
 		if err == nil && !ids[rec.RancherID] {
 			m.log.Info("rancher removed the cluster", zap.String("cluster", rec.Name), zap.String("rancher_cluster", rec.RancherID),
 				zap.Duration("waited", time.Since(began).Round(time.Millisecond)))

@@ -76,7 +76,7 @@ func (m *Manager) removeDeletedInRancher(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	reqCtx, cancel := context.WithTimeout(ctx, m.cfg.Rancher.Timeout)
-	ids, err := m.rancher.clusters(reqCtx)
+	ids, err := rancherClusters(reqCtx, m.rancher)
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil {

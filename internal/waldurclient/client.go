@@ -19,8 +19,12 @@ import (
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
-// maxBody bounds how much of a response is read.
-const maxBody = 64 << 20
+// maxBody bounds how much of a response (one page of a listing) is read; maxErrorBody how much
+// of an error answer (only its start is shown).
+const (
+	maxBody      = 64 << 20
+	maxErrorBody = 64 << 10
+)
 
 // RequestInfo describes one finished API call, for metrics and tests.
 type RequestInfo struct {
@@ -41,6 +45,10 @@ type Options struct {
 	DryRun     bool // only GET requests are sent; writes are logged and reported as done
 	Logger     *zap.Logger
 	OnRequest  func(RequestInfo)
+	// MaxListItems and MaxListBytes bound one listing, all its pages together (default
+	// DefaultMaxListItems, DefaultMaxListBytes): a listing past either fails, naming it.
+	MaxListItems int
+	MaxListBytes int64
 }
 
 // RetryPolicy bounds retries of transient failures: Max retries after the first attempt
@@ -61,6 +69,7 @@ type Client struct {
 	dryRun    bool
 	log       *zap.Logger
 	onRequest func(RequestInfo)
+	bounds    listBounds
 }
 
 // New builds a client. It makes no network calls.
@@ -81,6 +90,7 @@ func New(opts Options) (*Client, error) {
 	c := &Client{
 		base: strings.TrimRight(opts.BaseURL, "/"), rc: rc, ua: opts.UserAgent,
 		dryRun: opts.DryRun, log: log, onRequest: opts.OnRequest,
+		bounds: listBounds{items: opts.MaxListItems, bytes: opts.MaxListBytes}.orDefaults(),
 	}
 	if c.ua == "" {
 		c.ua = "site-agent"
@@ -128,6 +138,26 @@ func (c *Client) do(ctx context.Context, cl call, out any) (http.Header, error) 
 }
 
 func (c *Client) send(ctx context.Context, cl call, out any, target string, retryAuth bool) (http.Header, error) {
+	resp, err := c.open(ctx, cl, target, retryAuth)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, failure.Transient(fmt.Errorf("waldur %s %s: reading response: %w", cl.method, cl.tmpl, err))
+	}
+	if out != nil && len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return nil, fmt.Errorf("waldur %s %s: malformed response: %w", cl.method, cl.tmpl, err)
+		}
+	}
+	return resp.Header, nil
+}
+
+// open sends one request and returns its 2xx response, whose body the caller reads and closes.
+// Any other status becomes an error (a 401 is tried once more with fresh credentials).
+func (c *Client) open(ctx context.Context, cl call, target string, retryAuth bool) (*http.Response, error) {
 	var payload []byte
 	if cl.body != nil {
 		var err error
@@ -156,25 +186,20 @@ func (c *Client) send(ctx context.Context, cl call, out any, target string, retr
 		c.report(info)
 		return nil, failure.Transient(fmt.Errorf("waldur %s %s: %w", cl.method, cl.tmpl, stripURL(err)))
 	}
-	defer resp.Body.Close()
 	info.Status = resp.StatusCode
 	c.report(info)
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
 		return nil, failure.Transient(fmt.Errorf("waldur %s %s: reading response: %w", cl.method, cl.tmpl, err))
 	}
 	if resp.StatusCode == http.StatusUnauthorized && retryAuth && c.auth.invalidate() {
-		return c.send(ctx, cl, out, target, false)
+		return c.open(ctx, cl, target, false)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, failure.StatusErr("waldur", cl.method, c.pathOf(cl), resp.StatusCode, []byte(secret.Scrub(string(data))))
-	}
-	if out != nil && len(bytes.TrimSpace(data)) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			return nil, fmt.Errorf("waldur %s %s: malformed response: %w", cl.method, cl.tmpl, err)
-		}
-	}
-	return resp.Header, nil
+	return nil, failure.StatusErr("waldur", cl.method, c.pathOf(cl), resp.StatusCode, []byte(secret.Scrub(string(data))))
 }
 
 func (c *Client) pathOf(cl call) string {

@@ -3,7 +3,6 @@ package waldurclient
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -23,24 +22,27 @@ var nextLink = regexp.MustCompile(`<([^>]+)>\s*;\s*rel="?next"?`)
 
 // listAll reads every page of a listing. Pages are requested by number (taken from the next
 // link, as the incumbent does) against our own base URL, so a proxy that rewrites hosts in Link
-// headers cannot redirect the client elsewhere.
+// headers cannot redirect the client elsewhere. Each page is decoded as a stream, item by item,
+// and the listing is bounded in items and bytes (Options.MaxListItems, MaxListBytes): a page of
+// 64 MiB and 10,000 pages no longer sit in memory.
 func listAll[T any](ctx context.Context, c *Client, tmpl, id string, q url.Values) ([]T, error) {
 	q = cloneValues(q)
 	q.Set("page_size", strconv.Itoa(PageSize))
+	l := &listing{bounds: c.bounds, what: "waldur GET " + tmpl}
 	var all []T
 	for page := 1; page <= maxPages; page++ {
 		q.Set("page", strconv.Itoa(page))
-		var raw []json.RawMessage
-		h, err := c.do(ctx, call{method: http.MethodGet, tmpl: tmpl, id: id, query: q}, &raw)
+		cl := call{method: http.MethodGet, tmpl: tmpl, id: id, query: q}
+		resp, err := c.open(ctx, cl, c.url(cl), true)
 		if err != nil {
 			return nil, err
 		}
-		items, err := decodeItems[T](raw)
+		err = decodePage(l, resp.Body, &all)
+		resp.Body.Close()
 		if err != nil {
-			return nil, fmt.Errorf("waldur GET %s: malformed item: %w", tmpl, err)
+			return nil, err
 		}
-		all = append(all, items...)
-		next, ok := nextPage(h)
+		next, ok := nextPage(resp.Header)
 		if !ok || next <= page {
 			return all, nil
 		}
@@ -55,22 +57,17 @@ type malformable interface {
 	markMalformed(raw []byte, err error)
 }
 
-func decodeItems[T any](raw []json.RawMessage) ([]T, error) {
-	out := make([]T, 0, len(raw))
-	for _, r := range raw {
-		var item T
-		if err := json.Unmarshal(r, &item); err != nil {
-			m, ok := any(&item).(malformable)
-			if !ok {
-				return nil, err
-			}
-			item = *new(T)
-			m = any(&item).(malformable)
-			m.markMalformed(r, err)
+func decodeItem[T any](r json.RawMessage) (T, error) {
+	var item T
+	if err := json.Unmarshal(r, &item); err != nil {
+		item = *new(T)
+		m, ok := any(&item).(malformable)
+		if !ok {
+			return item, err
 		}
-		out = append(out, item)
+		m.markMalformed(r, err)
 	}
-	return out, nil
+	return item, nil
 }
 
 // first reads only the first page with the server's default page size.

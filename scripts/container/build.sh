@@ -20,8 +20,12 @@ root="$ctx/rootfs"
 mkdir -p "$root/usr/local/bin" "$root/etc/ssl/certs" "$root/tmp"
 chmod 1777 "$root/tmp"
 log "building the static binary ($VERSION)"
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/waldur/site-agent/internal/cli.Version=$VERSION" \
+CGO_ENABLED=0 go build -trimpath -ldflags "$(make -s --no-print-directory print-LDFLAGS VERSION="$VERSION")" \
   -o "$root/usr/local/bin/site-agent" ./cmd/site-agent
+# The incumbent's command names, as the packages install them (the binary answers to each).
+sed -e 's/#.*//' -e '/^[[:space:]]*$/d' scripts/release/incumbent-names | while read -r name; do
+  ln -s site-agent "$root/usr/local/bin/$name"
+done
 cp "$CA" "$root/etc/ssl/certs/ca-certificates.crt"
 printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$root/etc/passwd"
 printf 'root:x:0:\nnonroot:x:65532:\n' >"$root/etc/group"

@@ -24,7 +24,9 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CACHE="${SITE_AGENT_CACHE:-$HOME/.cache/site-agent}"
 SRC_CACHE="$CACHE/rancher/src/$RANCHER_VERSION"
 BIN_DIR="$CACHE/rancher/$RANCHER_VERSION"
-STAMP="$RANCHER_VERSION $(sha256sum "$0" | cut -d' ' -f1)"
+# Bump BUILD_REV when the build itself changes (flags, binaries): the stamp keys the cache.
+BUILD_REV=1
+STAMP="$RANCHER_VERSION rev$BUILD_REV"
 BINARIES=(rancher kube-apiserver kube-controller-manager)
 
 log() { echo "rancher/build: $*" >&2; }
@@ -61,9 +63,10 @@ source_tree() {
 }
 
 build() {
-	local src=$1 tmp
-	tmp="$(mktemp -d "$CACHE/rancher/.build.XXXXXX")"
-	trap 'rm -rf "$tmp"' EXIT
+	local src=$1
+	BUILD_TMP="$(mktemp -d "$CACHE/rancher/.build.XXXXXX")"
+	trap 'rm -rf "$BUILD_TMP"' EXIT
+	local tmp=$BUILD_TMP
 	export GOFLAGS="-mod=mod -modcacherw -buildvcs=false -trimpath" GONOSUMDB='*' GOSUMDB=off CGO_ENABLED=0
 	# The tree is the tag's: go.mod's toolchain line must not make Go fetch another toolchain.
 	export GOTOOLCHAIN=local

@@ -129,6 +129,13 @@ func checkContainer(t *testing.T, name string, port int) {
 	if out, code := run(t, "podman", "exec", name, "/usr/local/bin/site-agent", "healthz", "-c", "/etc/waldur-site-agent/config.yaml"); code != 0 {
 		t.Errorf("healthz with the configuration (authenticated Waldur call): exit %d\n%s", code, out)
 	}
+	// The incumbent's names are links in the image (the incumbent chart's exec probes call them).
+	if out, code := run(t, "podman", "exec", name, "waldur_site_healthz", "--config-file", "/etc/waldur-site-agent/config.yaml"); code != 0 {
+		t.Errorf("waldur_site_healthz (the incumbent's name): exit %d\n%s", code, out)
+	}
+	if out, code := run(t, "podman", "exec", name, "waldur_site_diagnostics", "--help"); code != 0 || !strings.Contains(out, "waldur_site_diagnostics") {
+		t.Errorf("waldur_site_diagnostics --help: exit %d\n%s", code, out)
+	}
 	if out, code := run(t, "podman", "exec", name, "/usr/local/bin/site-agent", "healthz", "--liveness-only", "--max-age", "0"); code == 0 {
 		t.Errorf("healthz must fail for a heartbeat older than --max-age 0:\n%s", out)
 	}

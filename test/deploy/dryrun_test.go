@@ -90,10 +90,19 @@ func (a *applier) dryRun(ctx context.Context, o *unstructured.Unstructured) erro
 	return err
 }
 
-// installServiceMonitorCRD creates the stand-in CRD (for real) and waits until it is served.
-func installServiceMonitorCRD(t *testing.T, env *kubeenv.Env, a *applier) {
+// installCRDs creates the stand-in CRDs of the Prometheus operator (ServiceMonitor,
+// PrometheusRule) for real and waits until they are served.
+func installCRDs(t *testing.T, a *applier) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "servicemonitor-crd.yaml"))
+	for _, file := range []string{"servicemonitor-crd.yaml", "prometheusrule-crd.yaml"} {
+		installCRD(t, a, file)
+	}
+	a.mapper.Reset()
+}
+
+func installCRD(t *testing.T, a *applier, file string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +117,13 @@ func installServiceMonitorCRD(t *testing.T, env *kubeenv.Env, a *applier) {
 	for {
 		u, err := a.dyn.Resource(gvr).Get(t.Context(), crd.GetName(), metav1.GetOptions{})
 		if err == nil && established(u) {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ServiceMonitor CRD not established: %v", err)
+			t.Fatalf("%s not established: %v", crd.GetName(), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	a.mapper.Reset()
 }
 
 func established(u *unstructured.Unstructured) bool {
@@ -130,7 +138,7 @@ func established(u *unstructured.Unstructured) bool {
 }
 
 // TestHelmManifestsServerSideDryRun applies the rendered chart (defaults, and two replicas with
-// leader election and a ServiceMonitor) to a real kube-apiserver with a server-side dry run, in a
+// leader election, a ServiceMonitor, the PrometheusRule and the dashboard) to a real kube-apiserver with a server-side dry run, in a
 // namespace enforcing the restricted Pod Security profile: no error, no warning. A mutated
 // manifest shows that the dry run really validates.
 func TestHelmManifestsServerSideDryRun(t *testing.T) {
@@ -139,7 +147,7 @@ func TestHelmManifestsServerSideDryRun(t *testing.T) {
 	ns := env.Namespace(t, "chart", map[string]string{"pod-security.kubernetes.io/enforce": "restricted",
 		"pod-security.kubernetes.io/warn": "restricted"})
 	a := newApplier(t, env, ns)
-	installServiceMonitorCRD(t, env, a)
+	installCRDs(t, a)
 	for name, args := range map[string][]string{
 		"defaults": nil,
 		"ha":       {"--values", filepath.Join(chart, "ci", "ha-values.yaml")},
@@ -163,6 +171,14 @@ func TestHelmManifestsServerSideDryRun(t *testing.T) {
 		_ = unstructured.SetNestedSlice(d.Object, containers, "spec", "template", "spec", "containers")
 		if err := a.dryRun(t.Context(), d); err == nil || !strings.Contains(err.Error(), "livenessProbee") {
 			t.Fatalf("an unknown field was accepted: %v", err)
+		}
+		rule := find(render(t, "--namespace", ns, "--set", "metrics.prometheusRule.enabled=true"), "PrometheusRule")
+		groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+		rules := groups[0].(map[string]any)["rules"].([]any)
+		rules[0].(map[string]any)["for"] = "soon"
+		_ = unstructured.SetNestedSlice(rule.Object, groups, "spec", "groups")
+		if err := a.dryRun(t.Context(), rule); err == nil || !strings.Contains(err.Error(), "for") {
+			t.Fatalf("a rule with for: soon was accepted: %v", err)
 		}
 		root := find(render(t, "--namespace", ns, "--set", "securityContext.runAsNonRoot=false,securityContext.runAsUser=0"), "Deployment")
 		_ = a.dryRun(t.Context(), root)

@@ -20,6 +20,7 @@ func TestHelmValuesSchema(t *testing.T) {
 		{"mode=event_process", "mode"},
 		{"image.pullPolicy=Sometimes", "image.pullPolicy"},
 		{"healthCheck.periodSeconds=0", "healthCheck.periodSeconds"},
+		{"healthCheck.type=tcp", "healthCheck.type"},
 		{"secret.data.config\\.yml=x", "config.yml"},
 	} {
 		out, code := run(t, h, "template", "agent", chart, "--set", tc.set)

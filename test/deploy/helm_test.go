@@ -116,6 +116,30 @@ func TestHelmDefaults(t *testing.T) {
 	}
 }
 
+// TestHelmExecProbes: healthCheck.type exec runs the health-check command in the container, as the
+// incumbent's chart did, by the incumbent's name (the image links it) or site-agent's.
+func TestHelmExecProbes(t *testing.T) {
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{nil, "waldur_site_healthz"},
+		{[]string{"--set", "healthCheck.command={/usr/local/bin/site-agent,healthz}"}, "/usr/local/bin/site-agent healthz"},
+	} {
+		objs := render(t, append([]string{"--set", "healthCheck.type=exec"}, tc.set...)...)
+		c := typed[appsv1.Deployment](t, find(objs, "Deployment")).Spec.Template.Spec.Containers[0]
+		if c.LivenessProbe.Exec == nil || c.ReadinessProbe.Exec == nil || c.LivenessProbe.HTTPGet != nil {
+			t.Fatalf("exec probes %+v %+v", c.LivenessProbe, c.ReadinessProbe)
+		}
+		if got := strings.Join(c.LivenessProbe.Exec.Command, " "); got != tc.want+" --liveness-only" {
+			t.Errorf("liveness %q", got)
+		}
+		if got := strings.Join(c.ReadinessProbe.Exec.Command, " "); got != tc.want+" --config-file /etc/waldur-site-agent/config.yaml" {
+			t.Errorf("readiness %q", got)
+		}
+	}
+}
+
 // TestHelmLeaderElection: replicas need leader election; with it the chart grants the Lease and
 // passes the election flags with the pod name as identity.
 func TestHelmLeaderElection(t *testing.T) {
@@ -124,7 +148,7 @@ func TestHelmLeaderElection(t *testing.T) {
 		t.Fatalf("two replicas without leader election must be refused, got exit %d:\n%s", code, out)
 	}
 	objs := render(t, "--values", filepath.Join(chart, "ci", "ha-values.yaml"))
-	want := "Deployment,Role,RoleBinding,Secret,Service,ServiceAccount,ServiceMonitor"
+	want := "ConfigMap,Deployment,PrometheusRule,Role,RoleBinding,Secret,Service,ServiceAccount,ServiceMonitor"
 	if got := strings.Join(kinds(objs), ","); got != want {
 		t.Fatalf("rendered kinds %s, want %s", got, want)
 	}

@@ -215,7 +215,7 @@ func TestSystemdUnitsStartTheAgent(t *testing.T) {
 				}
 			}
 			args := strings.Fields(strings.NewReplacer("%i", "order_process", "/etc/waldur/waldur-site-agent-config.yaml", e.config).Replace(exec))
-			if len(args) < 2 || args[0] != "/usr/local/bin/site-agent" {
+			if len(args) < 2 || args[0] != "/usr/bin/site-agent" {
 				t.Fatalf("unexpected ExecStart %q", exec)
 			}
 			r := e.run(append(args[1:], "--once")...)

@@ -153,6 +153,7 @@ func TestLeaderElectionFailover(t *testing.T) {
 	waitFor(t, 10*time.Second, "replica b to see a as leader", func() bool {
 		return strings.Contains(probe(t, b, "/readyz"), "standby b, leader a")
 	})
+	statusShowsStandby(t, b)
 	standbyReloads(t, b, filepath.Join(e.dir, "b.yaml"))
 	done := func() int { return e.orderStates()[waldursim.OrderDone] }
 	waitFor(t, 60*time.Second, "half of the orders", func() bool { return done() >= orders/2 })
@@ -173,6 +174,9 @@ func TestLeaderElectionFailover(t *testing.T) {
 	if takeover > haLease+3*haRetry+2*time.Second {
 		t.Errorf("takeover took %s, more than the lease duration %s plus retries", takeover, haLease)
 	}
+	if st := probe(t, b, "/status"); !strings.Contains(st, "<b>leader</b> <code>b</code>") {
+		t.Errorf("b's /status after the takeover does not show it leading")
+	}
 	if !strings.Contains(probe(t, b, "/readyz"), "200 ok: leader b") {
 		t.Errorf("b's readiness after the takeover: %s", probe(t, b, "/readyz"))
 	}
@@ -180,6 +184,16 @@ func TestLeaderElectionFailover(t *testing.T) {
 		t.Errorf("b's metrics do not show leadership:\n%s", m)
 	}
 	assertExactlyOnce(t, e, views, orders)
+}
+
+// statusShowsStandby: the status page says what /readyz says: b stands by, a holds the lease
+// since it took it.
+func statusShowsStandby(t *testing.T, b *proc) {
+	t.Helper()
+	if st := probe(t, b, "/status.json"); !strings.Contains(st, `"election": true`) || !strings.Contains(st, `"leading": false`) ||
+		!strings.Contains(st, `"holder": "a"`) || !strings.Contains(st, `"acquired": "`) || !strings.Contains(st, "Cloud Compute") {
+		t.Errorf("b's /status.json does not show it standing by for a:\n%s", st)
+	}
 }
 
 var standbyReloaded = regexp.MustCompile(`"event":"configuration reloaded"[^\n]*"role":"standby"`)

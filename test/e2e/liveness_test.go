@@ -35,7 +35,7 @@ func TestLivenessDuringLongBackendWork(t *testing.T) {
 			t.Fatalf("%s into a slow backend call, /healthz = %d", at, code)
 		}
 	}
-	if m := body(t, base+"/metrics"); !strings.Contains(m, `site_agent_cycle_running_seconds{mode="order_process",offering="Cloud Compute"}`) {
+	if m := body(t, base+"/metrics"); !strings.Contains(m, `site_agent_cycle_running_seconds{mode="order_process",offering_uuid="`+offeringLabel(e)+`"}`) {
 		t.Errorf("metrics lack the running cycle's age")
 	}
 	var ready string
@@ -48,7 +48,7 @@ func TestLivenessDuringLongBackendWork(t *testing.T) {
 		t.Errorf("/readyz should name the offering and the timeout: %q", ready)
 	}
 	waitFor(t, 3*time.Second, "the stuck-cycle metric (set on the next heartbeat tick)", func() bool {
-		return strings.Contains(body(t, base+"/metrics"), `site_agent_cycle_stuck{mode="order_process",offering="Cloud Compute"} 1`)
+		return strings.Contains(body(t, base+"/metrics"), `site_agent_cycle_stuck{mode="order_process",offering_uuid="`+offeringLabel(e)+`"} 1`)
 	})
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -22,8 +23,19 @@ type osSimWorld struct {
 
 func newOSSimWorld(t *testing.T) *osSimWorld {
 	t.Helper()
+	return newOSSimWorldWrapped(t, nil)
+}
+
+// newOSSimWorldWrapped is newOSSimWorld with the OpenStack simulator's handler wrapped (a
+// hostile or broken cloud in front of it); nil wraps nothing.
+func newOSSimWorldWrapped(t *testing.T, wrap func(http.Handler) http.Handler) *osSimWorld {
+	t.Helper()
 	osim := openstacksim.New(openstacksim.Options{})
-	osrv := httptest.NewServer(osim)
+	var handler http.Handler = osim
+	if wrap != nil {
+		handler = wrap(osim)
+	}
+	osrv := httptest.NewServer(handler)
 	t.Cleanup(osrv.Close)
 	sim := waldursim.New(waldursim.Options{Token: scenario.Token})
 	srv := httptest.NewServer(sim)

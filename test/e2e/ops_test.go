@@ -17,6 +17,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/sim/scenario"
 	"github.com/waldur/site-agent/internal/sim/waldursim"
+	"github.com/waldur/site-agent/internal/telemetry"
 )
 
 func TestInvalidConfigExitsTwoWithoutNetwork(t *testing.T) {
@@ -100,7 +101,7 @@ func TestMetricsHealthAndHeartbeat(t *testing.T) {
 		t.Fatalf("/healthz = %d", code)
 	}
 	waitFor(t, 20*time.Second, "order metric", func() bool {
-		return strings.Contains(body(t, base+"/metrics"), `site_agent_orders_total{offering="Cloud Compute",result="done",type="Create"} 1`)
+		return strings.Contains(body(t, base+"/metrics"), `site_agent_orders_total{offering_uuid="`+offeringLabel(e)+`",result="done",type="Create"} 1`)
 	})
 	metrics := body(t, base+"/metrics")
 	for _, want := range []string{"site_agent_waldur_requests_total", "site_agent_backend_operations_total", "site_agent_cycles_total"} {
@@ -130,7 +131,7 @@ func TestDiagnosticsAndLoadComponents(t *testing.T) {
 		t.Fatalf("diagnostics: %s", r)
 	}
 	t.Logf("diagnostics output:\n%s", r.stdout)
-	for _, want := range []string{"waldur reachable", "credentials", "offering readable", "permissions", "backend inmemory", "all checks passed"} {
+	for _, want := range []string{"waldur reachable", "credentials", "offering readable", "permissions", "inmemory · in-memory state", "all checks passed"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("diagnostics output lacks %q:\n%s", want, r.stdout)
 		}
@@ -226,6 +227,9 @@ func TestPeriodEnvironmentVariable(t *testing.T) {
 	}
 }
 
+// offeringLabel is the world's offering as the offering_uuid label writes it.
+func offeringLabel(e *env) string { return telemetry.OfferingLabel(e.world.Offering.UUID) }
+
 func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -270,8 +274,17 @@ func writeFile(t testing.TB, p, s string) {
 
 func TestSIGHUPReloadsConfigAndKeepsRunningOnBadConfig(t *testing.T) {
 	e := newEnv(t, waldursim.Options{})
-	p := e.start("-m", "order_process", "-c", e.config, "--period", "200ms")
+	addr := freeAddr(t)
+	p := e.start("-m", "order_process", "-c", e.config, "--period", "200ms", "--listen", addr)
 	waitFor(t, 20*time.Second, "first cycle", func() bool { return e.sim.Calls()["marketplace_orders_list"] > 0 })
+	reloads := func() string {
+		m := body(t, "http://"+addr+"/metrics")
+		return fmt.Sprintf("failure %v, success %v", strings.Contains(m, `site_agent_config_reloads_total{result="failure"} 1`),
+			strings.Contains(m, `site_agent_config_reloads_total{result="success"} 1`))
+	}
+	if got := reloads(); got != "failure false, success false" {
+		t.Fatalf("reload counters before any reload: %s", got)
+	}
 
 	// An invalid file: the agent logs the problem and keeps working with the old one.
 	good := readFile(t, e.config)
@@ -280,6 +293,9 @@ func TestSIGHUPReloadsConfigAndKeepsRunningOnBadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "reload failure logged", func() bool { return strings.Contains(p.out.String(), "reload failed") })
+	if got := reloads(); got != "failure true, success false" {
+		t.Fatalf("reload counters after a refused reload: %s", got)
+	}
 	first := e.world.CreateOrder("before-reload", map[string]float64{"cpu": 100})
 	waitFor(t, 20*time.Second, "order done with the old configuration", func() bool {
 		o, _ := e.sim.Order(first.UUID)
@@ -292,6 +308,13 @@ func TestSIGHUPReloadsConfigAndKeepsRunningOnBadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "reload", func() bool { return strings.Contains(p.out.String(), "configuration reloaded") })
+	if got := reloads(); got != "failure true, success true" {
+		t.Fatalf("reload counters after an applied reload: %s", got)
+	}
+	if st := body(t, "http://"+addr+"/status.json"); !strings.Contains(st, `"succeeded": 1`) || !strings.Contains(st, `"failed": 1`) ||
+		!strings.Contains(st, "accounting_type") {
+		t.Errorf("/status.json does not show the reloads and the refused one's error:\n%s", st)
+	}
 	second := e.world.CreateOrder("after-reload", map[string]float64{"cpu": 100})
 	waitFor(t, 20*time.Second, "order rejected under the new configuration", func() bool {
 		o, _ := e.sim.Order(second.UUID)

@@ -9,7 +9,7 @@ import (
 
 // Requests one `order_process --once` run makes per Create order to Waldur, Rancher (v3 and
 // the Kubernetes proxy) and Keycloak, for a single order (process start-up included: identity
-// registration, Rancher schemas, Keycloak token) and amortised over a batch. The incumbent made
+// registration, the Rancher cluster ping, Keycloak token) and amortised over a batch. The incumbent made
 // 25 Waldur and 5 Rancher requests per order with Keycloak off. Upper bounds keep regressions
 // visible; the numbers are logged (go test -v -run TestRancherRequestsPerCreateOrder).
 func TestRancherRequestsPerCreateOrder(t *testing.T) {
@@ -35,8 +35,8 @@ func TestRancherRequestsPerCreateOrder(t *testing.T) {
 				per := func(n int) float64 { return float64(n) / float64(batch) }
 				t.Logf("per Create order: waldur %.1f, rancher v3 %.1f, kubernetes proxy %.1f, keycloak %.1f (waldur calls %v)",
 					per(e.sim.TotalCalls()), per(v3), per(k8s), per(kcCalls), e.sim.Calls())
-				// Start-up per offering (two here): GET /v3, /v3/schemas and the cluster ping, then one
-				// project listing per pass; each order: project, namespace, quota (and binding) POSTs.
+				// Start-up per offering (two here): the cluster ping (no schema document is read), then
+				// one project listing per pass; each order: project, namespace, quota (and binding) POSTs.
 				// Keycloak: token and ping per offering, the group once, the team once (3 users).
 				key := fmt.Sprintf("%v/%d", kc, batch)
 				limit := map[string]float64{"false/1": 10, "false/10": 4, "true/1": 11, "true/10": 5}[key]

@@ -17,6 +17,17 @@ func (w *rke2World) checkRKE2Joins(t *testing.T, phase string) {
 	}
 }
 
+// checkEtcd fails t unless the cluster's emulated etcd has want members, all live — a server
+// removed without its member leaves a dead one — and never lost quorum.
+func (w *rke2World) checkEtcd(t *testing.T, uuid string, want int) {
+	t.Helper()
+	m := w.rke2.members(uuid)
+	if len(m) != want || strings.Contains(strings.Join(m, " "), "(dead)") {
+		t.Fatalf("etcd members %v, want %d live ones", m, want)
+	}
+	w.checkRKE2Joins(t, "etcd")
+}
+
 // joinSecret is the cluster's Vault secret (nil when gone).
 func (w *rke2World) joinSecret(uuid string) map[string]any {
 	return w.vs.Secret("secret/rancher/cluster-" + uuid)
@@ -112,6 +123,7 @@ func TestRKE2BootstrapLifecycle(t *testing.T) {
 		t.Fatalf("after scaling servers down: %d servers, %d agents", s, a)
 	}
 	w.checkRKE2Joins(t, "scale servers down")
+	w.checkEtcd(t, res.UUID, 1)
 
 	start = time.Now()
 	term := w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderTerminate, ResourceUUID: res.UUID})

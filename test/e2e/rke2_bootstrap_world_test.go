@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/waldur/site-agent/internal/sim/nodeemu"
@@ -20,6 +21,7 @@ import (
 type rke2Nodes struct {
 	mu       sync.Mutex
 	clusters map[string]*nodeemu.Cluster // by cluster UUID
+	etcds    map[string]nodeemu.Etcd     // bootstrap rancher: each cluster's etcd, by cluster UUID
 	live     map[string]liveVM           // server id → the node it runs
 	joins    []string                    // "<node> → <server URL> (<target node>)" of each joining node
 	refused  []string                    // joins RKE2 refused
@@ -31,7 +33,7 @@ type liveVM struct{ cluster, name, role, addr string }
 const labelCluster = "rke2.site-agent.waldur.com/cluster"
 
 func newRKE2Nodes() *rke2Nodes {
-	return &rke2Nodes{clusters: map[string]*nodeemu.Cluster{}, live: map[string]liveVM{}}
+	return &rke2Nodes{clusters: map[string]*nodeemu.Cluster{}, etcds: map[string]nodeemu.Etcd{}, live: map[string]liveVM{}}
 }
 
 // boot boots one ACTIVE VM into its cluster.
@@ -98,8 +100,69 @@ func (r *rke2Nodes) vmsGone(servers []cloudServer) {
 	}
 	r.mu.Unlock()
 	for _, v := range gone {
-		r.cluster(v.cluster).Remove(v.name)
+		if c := r.cluster(v.cluster); c != nil {
+			c.Remove(v.name)
+		} else if e := r.etcd(v.cluster); e != nil && v.role == "server" {
+			e.Down(v.name)
+		}
 	}
+}
+
+// registered records a bootstrap-rancher node that registered with Rancher: a server becomes a
+// member of its cluster's etcd (Rancher's system agent installs RKE2, whose etcd joins).
+func (r *rke2Nodes) registered(b nodeemu.Boot, s cloudServer) error {
+	uuid := b.Labels[labelCluster]
+	r.mu.Lock()
+	e := r.etcds[uuid]
+	if e == nil {
+		e = nodeemu.NewMemEtcd()
+		r.etcds[uuid] = e
+	}
+	r.live[s.ID] = liveVM{cluster: uuid, name: b.NodeName, role: b.Role}
+	r.mu.Unlock()
+	if b.Role != "server" {
+		return nil
+	}
+	return e.Add(b.NodeName)
+}
+
+func (r *rke2Nodes) etcd(uuid string) nodeemu.Etcd {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.etcds[uuid]
+}
+
+// removeMember plays RKE2's managed-etcd controller for the Rancher simulator: the node's etcd
+// member is removed from whichever cluster has it.
+func (r *rke2Nodes) removeMember(_, node string) (bool, error) {
+	r.mu.Lock()
+	var all []nodeemu.Etcd
+	for _, c := range r.clusters {
+		all = append(all, c.Etcd())
+	}
+	for _, e := range r.etcds {
+		all = append(all, e)
+	}
+	r.mu.Unlock()
+	for _, e := range all {
+		for _, m := range e.Members() {
+			if strings.TrimSuffix(m, "(dead)") == node {
+				return e.Remove(node)
+			}
+		}
+	}
+	return true, nil
+}
+
+// members lists the etcd members of the cluster (either mode).
+func (r *rke2Nodes) members(uuid string) []string {
+	if c := r.cluster(uuid); c != nil {
+		return c.Etcd().Members()
+	}
+	if e := r.etcd(uuid); e != nil {
+		return e.Members()
+	}
+	return nil
 }
 
 func (r *rke2Nodes) cluster(uuid string) *nodeemu.Cluster {
@@ -119,7 +182,13 @@ func (r *rke2Nodes) problems() []string {
 	r.mu.Unlock()
 	for _, c := range clusters {
 		out = append(out, c.ReportErrors()...)
+		out = append(out, c.Etcd().Problems()...)
 	}
+	r.mu.Lock()
+	for _, e := range r.etcds {
+		out = append(out, e.Problems()...)
+	}
+	r.mu.Unlock()
 	sort.Strings(out)
 	return out
 }

@@ -124,6 +124,7 @@ func TestRKE2ClusterLifecycle(t *testing.T) {
 	if all, _ := w.clusterServers(); all != 5 {
 		t.Fatalf("%d servers after scaling down, want 5", all)
 	}
+	w.checkEtcd(t, res.UUID, 1)
 	term := w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderTerminate, ResourceUUID: res.UUID})
 	w.waitOrder(t, p, term, "terminate", 60*time.Second)
 	if all, _ := w.clusterServers(); all != 0 {

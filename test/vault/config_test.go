@@ -12,6 +12,16 @@ import (
 	"github.com/waldur/site-agent/internal/secret"
 )
 
+// resolver is the real Vault resolver as the configuration loader takes it (the agent adapts it
+// the same way; the client does not import the loader).
+func resolver(section map[string]any) (config.Resolver, error) {
+	r, err := sv.NewResolver(section)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // vaultYAML is the vault section of a configuration file for this cluster.
 func (c *cluster) vaultYAML(token string) string {
 	return fmt.Sprintf("vault:\n  address: %q\n  ca_cert: %q\n  auth:\n    method: token\n    token: %q\n", c.addr, c.caFile, token)
@@ -42,7 +52,7 @@ func TestConfigLoadResolvesReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := func() *config.Config {
-		cfg, _, err := config.Load(file, config.Options{Environ: func() []string { return nil }, Resolver: sv.NewResolver})
+		cfg, _, err := config.Load(file, config.Options{Environ: func() []string { return nil }, Resolver: resolver})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +98,7 @@ func TestConfigLoadErrorsNameKeyAndReference(t *testing.T) {
 			if err := os.WriteFile(file, []byte(tc.yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, _, err := config.Load(file, config.Options{Environ: func() []string { return nil }, Resolver: sv.NewResolver})
+			_, _, err := config.Load(file, config.Options{Environ: func() []string { return nil }, Resolver: resolver})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v\nwant %q", err, tc.want)
 			}

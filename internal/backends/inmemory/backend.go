@@ -22,6 +22,9 @@ type Settings struct {
 	UsageFraction float64 `mapstructure:"usage_fraction"`
 	// PerUserUsage splits each total equally among the resource's members.
 	PerUserUsage bool `mapstructure:"per_user_usage"`
+	// PastPeriods reports the same usage for past billing periods too (by default only the
+	// current one is measured), so that a load of historical usage has months to load.
+	PastPeriods bool `mapstructure:"past_periods"`
 	// Latency is added to every operation.
 	Latency time.Duration `mapstructure:"latency"`
 	// MaxLimits makes the backend reject pending orders that ask for more (backend units).

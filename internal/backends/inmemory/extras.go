@@ -11,7 +11,7 @@ import (
 // usage_fraction of its limits) for the current period; past periods have no data.
 func (b *Backend) Usage(ctx context.Context, resources []backends.Resource, _ backends.Period, current bool) (map[string]backends.Usage, error) {
 	out := map[string]backends.Usage{}
-	if !current {
+	if !current && !b.settings.PastPeriods {
 		return out, nil
 	}
 	err := b.read(func(st *state) error {
@@ -126,8 +126,12 @@ func (b *Backend) Ping(context.Context) error {
 	return b.read(func(*state) error { return nil })
 }
 
-// Diagnose implements backends.Diagnoser.
-func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
+// Probes implements backends.Diagnoser: the state (file) the backend keeps.
+func (b *Backend) Probes() []backends.Probe {
+	return []backends.Probe{{Upstream: "inmemory", Run: b.diagnose}}
+}
+
+func (b *Backend) diagnose(context.Context) []backends.Check {
 	objs, err := b.Objects()
 	if err != nil {
 		return []backends.Check{{Name: "in-memory state", OK: false, Detail: err.Error()}}

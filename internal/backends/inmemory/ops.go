@@ -7,22 +7,39 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
 // do runs one operation: latency, context check, fault injection, then fn under the write lock.
+// Each change it made is logged (with the order or resource the caller named in ctx).
 func (b *Backend) do(ctx context.Context, op string, fn func(*state) error) error {
 	b.pause()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return b.write(func(st *state) error {
+	var changes []Op
+	err := b.write(func(st *state) error {
 		if err := b.fault(op); err != nil {
 			return err
 		}
-		return fn(st)
+		before := len(st.Ops)
+		if err := fn(st); err != nil {
+			return err
+		}
+		changes = append(changes, st.Ops[before:]...)
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	log := backends.Log(ctx, b.log)
+	for _, c := range changes {
+		log.Info("in-memory object changed", zap.String("op", c.Op), zap.String("id", c.ID), zap.String("detail", c.Detail))
+	}
+	return nil
 }
 
 // Create implements backends.Provisioner.

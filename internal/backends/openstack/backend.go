@@ -1,6 +1,7 @@
 package openstack
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -150,3 +151,7 @@ func describe(res backends.Resource) string {
 	}
 	return d + "; managed by site-agent"
 }
+
+// logger is the backend's logger inside an operation: with the order or resource the caller
+// named in ctx (backends.Log).
+func (b *Backend) logger(ctx context.Context) *zap.Logger { return backends.Log(ctx, b.log) }

@@ -2,6 +2,7 @@ package openstack
 
 import (
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -156,32 +157,30 @@ func (s *Settings) applyDefaults() {
 
 // validate checks the settings after defaults; errors name the key.
 func (s *Settings) validate() error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	c := s.connection()
-	if err := c.Validate("backend_settings."); err != nil {
-		return err
-	}
+	errs = append(errs, c.Validate("backend_settings."))
 	if strings.TrimSpace(s.ExternalNetwork) == "" {
-		return fmt.Errorf("backend_settings.external_network: is required")
+		fail("backend_settings.external_network: is required")
 	}
 	if *s.DownscaleFactor < 0 || *s.DownscaleFactor > 1 {
-		return fmt.Errorf("backend_settings.downscale_factor: must be between 0 and 1, got %v", *s.DownscaleFactor)
+		fail("backend_settings.downscale_factor: must be between 0 and 1, got %v", *s.DownscaleFactor)
 	}
 	if *s.Retries < 0 || *s.Retries > 20 {
-		return fmt.Errorf("backend_settings.retries: must be between 0 and 20, got %d", *s.Retries)
+		fail("backend_settings.retries: must be between 0 and 20, got %d", *s.Retries)
 	}
 	if s.RequestTimeout < 0 || s.UsageConcurrency < 0 || s.ForceDestroyWait < 0 {
-		return fmt.Errorf("backend_settings: request_timeout, usage_concurrency and force_destroy_wait must not be negative")
+		fail("backend_settings: request_timeout, usage_concurrency and force_destroy_wait must not be negative")
 	}
 	if len(s.TenantPrefix) > 32 {
-		return fmt.Errorf("backend_settings.tenant_prefix: at most 32 characters (Keystone names are at most 64), got %d", len(s.TenantPrefix))
+		fail("backend_settings.tenant_prefix: at most 32 characters (Keystone names are at most 64), got %d", len(s.TenantPrefix))
 	}
 	if s.CreateTenantUser && strings.Trim(s.CredentialsPath, "/") == "" {
-		return fmt.Errorf("backend_settings.credentials_path: is required when create_tenant_user is set (the secret store path prefix for tenant credentials)")
+		fail("backend_settings.credentials_path: is required when create_tenant_user is set (the secret store path prefix for tenant credentials)")
 	}
-	if err := s.validateNetwork(); err != nil {
-		return err
-	}
-	return validateGroups(s.SecurityGroups)
+	errs = append(errs, s.validateNetwork(), validateGroups(s.SecurityGroups))
+	return errors.Join(errs...) // every problem at once (errors.Join drops the nils)
 }
 
 func (s *Settings) validateNetwork() error {

@@ -52,7 +52,7 @@ func TestSettingsErrorsNameTheKey(t *testing.T) {
 			"rules": []any{map[string]any{"protocol": "icmp", "ethertype": "IPv6", "remote_ip_prefix": "10.0.0.0/8"}}}}}), "not an IPv6 network"},
 		{"tenant user without path", with(map[string]any{"create_tenant_user": true}), "backend_settings.credentials_path"},
 		{"downscale factor", with(map[string]any{"downscale_factor": 1.5}), "backend_settings.downscale_factor"},
-		{"wrong type", with(map[string]any{"force_destroy": "yes"}), "force_destroy"},
+		{"wrong type", with(map[string]any{"force_destroy": "sometimes"}), "force_destroy"},
 		{"missing ca file", with(map[string]any{"ca_cert": "/nonexistent/ca.pem"}), "backend_settings.ca_cert"},
 		{"long prefix", with(map[string]any{"tenant_prefix": strings.Repeat("x", 33)}), "backend_settings.tenant_prefix"},
 	}

@@ -18,6 +18,9 @@ import (
 // object in the project before creating it, so repeating Create after a failure anywhere
 // completes the tenant without duplicates.
 func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
+	if _, err := b.quotas.toQuotas(req.Resource.Limits); err != nil {
+		return backends.Info{}, err // before anything is made
+	}
 	c, err := b.conn(ctx)
 	if err != nil {
 		return backends.Info{}, err
@@ -27,7 +30,7 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 		return backends.Info{}, err
 	}
 	made := backends.Info{BackendID: p.ID} // returned with any later error, so the agent records it
-	log := b.log.With(zap.String("project", p.Name), zap.String("project_id", p.ID))
+	log := b.logger(ctx).With(zap.String("project", p.Name), zap.String("project_id", p.ID))
 	if created {
 		log.Info("openstack project created")
 	}
@@ -103,6 +106,9 @@ func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.I
 // paused tenant keeps its zero quotas (Restore applies the new limits); a downscaled one gets
 // the downscaled new limits.
 func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits backends.Quantities) error {
+	if _, err := b.quotas.toQuotas(limits); err != nil {
+		return err
+	}
 	c, err := b.conn(ctx)
 	if err != nil {
 		return err
@@ -119,7 +125,10 @@ func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits b
 // answered with (nil while paused or downscaled). checkUsage refuses limits below current
 // usage before anything is written.
 func (b *Backend) pushLimits(ctx context.Context, c *clients, p *projects.Project, limits backends.Quantities, checkUsage bool) (map[service]quotaValues, error) {
-	want := b.quotas.toQuotas(limits)
+	want, err := b.quotas.toQuotas(limits)
+	if err != nil {
+		return nil, err
+	}
 	status, _ := tagValue(p.Tags, statusTagPrefix)
 	switch status {
 	case statusPaused:

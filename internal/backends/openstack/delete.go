@@ -70,7 +70,7 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	if err := tenant.DeleteProject(ctx, c.identity, p.ID); err != nil {
 		return err
 	}
-	b.log.Info("openstack tenant deleted", zap.String("project", p.Name), zap.String("project_id", p.ID))
+	b.logger(ctx).Info("openstack tenant deleted", zap.String("project", p.Name), zap.String("project_id", p.ID))
 	return nil
 }
 
@@ -85,7 +85,7 @@ func (b *Backend) clearLeftovers(ctx context.Context, c *clients, p *projects.Pr
 		Refuse: func(inv tenant.Inventory) error {
 			return failure.Errorf("tenant %s still has %s; delete them first or set backend_settings.force_destroy", p.Name, inv)
 		},
-		Wait: b.settings.ForceDestroyWait, PollEvery: b.pollEvery, What: "tenant " + p.Name, Log: b.log,
+		Wait: b.settings.ForceDestroyWait, PollEvery: b.pollEvery, What: "tenant " + p.Name, Log: b.logger(ctx),
 	})
 }
 

@@ -36,8 +36,13 @@ func (b *Backend) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Diagnose implements backends.Diagnoser.
-func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
+// Probes implements backends.Diagnoser: OpenStack (Keystone first: the other checks need its
+// catalog and token).
+func (b *Backend) Probes() []backends.Probe {
+	return []backends.Probe{{Upstream: "openstack", Run: b.diagnose}}
+}
+
+func (b *Backend) diagnose(ctx context.Context) []backends.Check {
 	s := b.settings
 	b.dropConn() // diagnose from scratch
 	c, err := b.connect(ctx)

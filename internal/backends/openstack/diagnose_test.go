@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/backends/backendtest"
 	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/sim/openstacksim"
 )
@@ -33,7 +34,7 @@ func TestDiagnose(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := env.backend(t, backendOpts{settings: tc.settings})
-			checks := checksByName(b.Diagnose(ctxT(t)))
+			checks := checksByName(backendtest.Checks(ctxT(t), b))
 			var failing []string
 			for name, c := range checks {
 				if !c.OK {

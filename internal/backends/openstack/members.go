@@ -60,7 +60,7 @@ func (b *Backend) addMembers(ctx context.Context, c *clients, projectID string, 
 			return err
 		}
 		if u == nil {
-			b.log.Warn("keystone user not found; not added to the tenant", zap.String("username", m.Username),
+			b.logger(ctx).Warn("keystone user not found; not added to the tenant", zap.String("username", m.Username),
 				zap.String("user_domain", b.settings.UserDomain), zap.String("project_id", projectID))
 			continue
 		}

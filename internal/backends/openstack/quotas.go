@@ -8,6 +8,8 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/usage"
 )
 
 // service is one OpenStack API holding quotas (the quota API is shared: tenant.GetQuotas …).
@@ -130,20 +132,28 @@ func (m quotaMap) services() []service {
 type quotaValues = tenant.Values
 
 // toQuotas converts limits (backend units, by component) to integer quota values per service.
-// Components without a quota mapping are ignored; so are limits the resource does not have.
-func (m quotaMap) toQuotas(limits backends.Quantities) map[service]quotaValues {
+// Components without a quota mapping are ignored; so are limits the resource does not have. A
+// limit no quota can hold (negative, not a number, beyond OpenStack's 32-bit quotas) is refused
+// with a message for the customer, before anything is written: a negative limit used to become
+// -1, which OpenStack reads as unlimited.
+func (m quotaMap) toQuotas(limits backends.Quantities) (map[service]quotaValues, error) {
 	out := map[service]quotaValues{}
-	for comp, v := range limits {
-		q, ok := m.byComponent[comp]
+	for _, comp := range m.components {
+		v, ok := limits[comp]
 		if !ok {
 			continue
+		}
+		q := m.byComponent[comp]
+		n, err := quotaInt(v)
+		if err != nil {
+			return nil, failure.Errorf("limit %s=%v (%s quota %s): %v", comp, v, q.Service, q.Name, err)
 		}
 		if out[q.Service] == nil {
 			out[q.Service] = quotaValues{}
 		}
-		out[q.Service][q.Name] = quotaInt(v)
+		out[q.Service][q.Name] = n
 	}
-	return out
+	return out, nil
 }
 
 // fromQuotas converts per-service quota values back to component quantities.
@@ -176,17 +186,13 @@ func (m quotaMap) describe(values map[service]quotaValues) map[string]any {
 	return out
 }
 
-// quotaInt turns a backend-unit amount into an OpenStack quota: negative means unlimited (-1);
-// fractions round up, so a unit_factor such as 1/1024 (Waldur MB → GB) never grants less than
-// was ordered. A tolerance of 1e-6 absorbs float noise (4.0000001 → 4).
-func quotaInt(v float64) int {
-	if v < 0 {
-		return -1
-	}
-	if v > math.MaxInt32 {
-		return math.MaxInt32
-	}
-	return int(math.Ceil(v - 1e-6))
+// quotaInt turns a backend-unit amount into an OpenStack quota. Fractions round up, so a
+// unit_factor such as 1/1024 (Waldur MB → GB) never grants less than was ordered; a tolerance of
+// 1e-6 absorbs float noise (4.0000001 → 4). Nova, Cinder and Neutron keep quotas as 32-bit
+// integers; a negative amount is refused (OpenStack reads -1 as unlimited).
+func quotaInt(v float64) (int, error) {
+	n, err := usage.WholeUp(v, 1, math.MaxInt32)
+	return int(n), err
 }
 
 // scaled returns the downscaled quotas: each finite value × factor, rounded down; unlimited

@@ -1,12 +1,14 @@
 package openstack
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 func comp(name string, settings map[string]any) backends.Component {
@@ -62,12 +64,13 @@ func TestQuotaConversionBothWays(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Backend units arrive already multiplied by unit_factor: ram 4 GB × 1024, storage 1500 MB × 1/1024.
-	limits := backends.Quantities{"cores": 4, "ram": 4096.0000001, "storage": 1500.0 / 1024, "network": -1, "unmapped": 9}
-	q := m.toQuotas(limits)
-	want := map[service]quotaValues{nova: {"cores": 4, "ram": 4096}, cinder: {"gigabytes": 2}, neutron: {"network": -1}}
-	if diff := cmp.Diff(want, q); diff != "" {
-		t.Errorf("to quotas (-want +got):\n%s", diff)
+	limits := backends.Quantities{"cores": 4, "ram": 4096.0000001, "storage": 1500.0 / 1024, "network": 10, "unmapped": 9}
+	q, err := m.toQuotas(limits)
+	want := map[service]quotaValues{nova: {"cores": 4, "ram": 4096}, cinder: {"gigabytes": 2}, neutron: {"network": 10}}
+	if diff := cmp.Diff(want, q); err != nil || diff != "" {
+		t.Errorf("to quotas (-want +got):\n%s%v", diff, err)
 	}
+	q[neutron]["network"] = -1 // what OpenStack holds may be unlimited (an administrator lifted it)
 	back := m.fromQuotas(q)
 	if diff := cmp.Diff(backends.Quantities{"cores": 4, "ram": 4096, "storage": 2, "network": -1}, back); diff != "" {
 		t.Errorf("from quotas (-want +got):\n%s", diff)
@@ -86,10 +89,38 @@ func TestQuotaConversionBothWays(t *testing.T) {
 }
 
 func TestQuotaInt(t *testing.T) {
-	cases := map[float64]int{0: 0, 1: 1, 1.0000000001: 1, 1.2: 2, -1: -1, -0.5: -1, 1e12: 2147483647}
+	cases := map[float64]int{0: 0, 1: 1, 1.0000000001: 1, 1.2: 2, 2147483647: 2147483647}
 	for in, want := range cases {
-		if got := quotaInt(in); got != want {
-			t.Errorf("quotaInt(%v) = %d, want %d", in, got, want)
+		if got, err := quotaInt(in); err != nil || got != want {
+			t.Errorf("quotaInt(%v) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
+
+// A limit no OpenStack quota can hold is refused with a reason naming the limit, never written
+// as another amount: a negative limit used to become -1 (unlimited), 1e12 the int32 maximum.
+func TestQuotaRefusesLimitsThatDoNotFit(t *testing.T) {
+	m, err := mapComponents(backends.Components{comp("cores", nil), comp("ram", nil), comp("storage", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		limits backends.Quantities
+		want   string
+	}{
+		"negative":      {backends.Quantities{"cores": 4, "storage": -1}, "limit storage=-1 (cinder quota gigabytes): must not be negative"},
+		"half negative": {backends.Quantities{"cores": -0.5}, "limit cores=-0.5 (nova quota cores): must not be negative"},
+		"beyond int32":  {backends.Quantities{"ram": 1e12}, "limit ram=1e+12 (nova quota ram): is too large (at most 2147483647)"},
+		"not a number":  {backends.Quantities{"ram": math.Inf(1)}, "is not a number"},
+	}
+	for name, c := range cases {
+		q, err := m.toQuotas(c.limits)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: toQuotas = %v, %v; want an error saying %q", name, q, err, c.want)
+			continue
+		}
+		if _, ok := failure.PublicMessage(err); !ok {
+			t.Errorf("%s: %v is not a message for the customer", name, err)
 		}
 	}
 }

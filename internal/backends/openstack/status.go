@@ -41,14 +41,15 @@ func (b *Backend) setStatus(ctx context.Context, res backends.Resource, status s
 	if current == status {
 		return nil
 	}
-	var want map[service]quotaValues
+	want, err := b.quotas.toQuotas(res.Limits)
+	if err != nil {
+		return err
+	}
 	switch status {
 	case statusPaused:
 		want = b.quotas.zeroQuotas()
 	case statusDown:
-		want = scaled(b.quotas.toQuotas(res.Limits), *b.settings.DownscaleFactor)
-	default:
-		want = b.quotas.toQuotas(res.Limits)
+		want = scaled(want, *b.settings.DownscaleFactor)
 	}
 	// Quotas first, then the tag: a pass interrupted in between sees the old tag and repeats.
 	if err := b.overrideQuotas(ctx, c, p.ID, want); err != nil {
@@ -57,7 +58,7 @@ func (b *Backend) setStatus(ctx context.Context, res backends.Resource, status s
 	if err := c.setTags(ctx, p, withStatus(p.Tags, status)); err != nil {
 		return err
 	}
-	b.log.Info("tenant status changed", zap.String("project_id", p.ID), zap.String("from", orNone(current)), zap.String("to", orNone(status)))
+	b.logger(ctx).Info("tenant status changed", zap.String("project_id", p.ID), zap.String("from", orNone(current)), zap.String("to", orNone(status)))
 	return nil
 }
 

@@ -52,7 +52,7 @@ func (b *Backend) Usage(ctx context.Context, resources []backends.Resource, _ ba
 				if firstErr == nil {
 					firstErr = err
 				}
-				b.log.Warn("tenant usage not read", zap.String("project_id", res.BackendID), zap.Error(err))
+				b.logger(backends.ForResource(ctx, res.UUID)).Warn("tenant usage not read", zap.String("project_id", res.BackendID), zap.Error(err))
 				return
 			}
 			out[res.BackendID] = backends.Usage{Total: total}

@@ -81,7 +81,7 @@ func (b *Backend) ensureTenantUser(ctx context.Context, c *clients, projectID st
 		if err != nil {
 			return classify("keystone", fmt.Errorf("create tenant user %q: %w", n.user, err))
 		}
-		b.log.Info("tenant user created", zap.String("user", n.user), zap.String("credentials_path", path))
+		b.logger(ctx).Info("tenant user created", zap.String("user", n.user), zap.String("credentials_path", path))
 	case u.DefaultProjectID != projectID:
 		return failure.Errorf("Keystone user %q already exists for another project; cannot create the tenant user", n.user)
 	case fresh:

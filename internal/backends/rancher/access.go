@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waldur/site-agent/internal/backends"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -70,7 +71,7 @@ func (b *Backend) groupOf(ctx context.Context, res backends.Resource) (string, e
 	if err != nil {
 		return "", err
 	}
-	return b.decideGroup(res, p, legacy), nil
+	return b.decideGroup(ctx, res, p, legacy), nil
 }
 
 // recorded returns the group recorded on p ("" when none) and remembers it.
@@ -103,14 +104,14 @@ func (b *Backend) forgetProject(projectID string) {
 
 // legacyBindings lists the bindings, in every cluster, of the incumbent's group name for res.
 func (b *Backend) legacyBindings(ctx context.Context, res backends.Resource) ([]Binding, error) {
-	return b.v3.Bindings(ctx, map[string]any{"groupPrincipalId": principal(childGroupName(res.ProjectSlug, b.cfg.role))})
+	return b.v3.Bindings(ctx, rancherapi.BindingFilter{GroupPrincipalID: principal(childGroupName(res.ProjectSlug, b.cfg.role))})
 }
 
 // decideGroup picks the child group of a project on which none is recorded: the incumbent's
 // name (project_<slug>_<role>) when the project is already bound to it and no project of another
 // cluster is (so adopting it grants nothing new), else the cluster-scoped name. legacy are the
 // bindings of the incumbent's principal in every cluster.
-func (b *Backend) decideGroup(res backends.Resource, p Project, legacy []Binding) string {
+func (b *Backend) decideGroup(ctx context.Context, res backends.Resource, p Project, legacy []Binding) string {
 	old := childGroupName(res.ProjectSlug, b.cfg.role)
 	scoped := scopedGroupName(b.cfg.clusterID, res.ProjectSlug, b.cfg.role)
 	bound, elsewhere := false, ""
@@ -127,7 +128,7 @@ func (b *Backend) decideGroup(res backends.Resource, p Project, legacy []Binding
 	case !bound:
 		return scoped
 	case elsewhere != "":
-		b.log.Warn("the incumbent's keycloak group is bound in another cluster too; moving this project to a cluster-scoped group",
+		b.logger(ctx).Warn("the incumbent's keycloak group is bound in another cluster too; moving this project to a cluster-scoped group",
 			zap.String("project", p.ID), zap.String("group", old), zap.String("other_project", elsewhere), zap.String("new_group", scoped))
 		return scoped
 	}
@@ -148,23 +149,23 @@ func (b *Backend) recordGroup(ctx context.Context, res backends.Resource, p Proj
 		if err != nil {
 			return p, "", err
 		}
-		group = b.decideGroup(res, p, list)
+		group = b.decideGroup(ctx, res, p, list)
 		ann[annGroup] = group
 	}
 	if ann[annResourceUUID] == "" {
 		ann[annResourceUUID] = res.UUID
-		b.log.Info("recording resource ownership on a project made by the incumbent", zap.String("project", p.ID))
+		b.logger(ctx).Info("recording resource ownership on a project made by the incumbent", zap.String("project", p.ID))
 	}
 	if maps.Equal(ann, p.Annotations) {
 		b.recorded(p)
 		return p, group, nil
 	}
-	out, err := b.v3.SetProjectAnnotations(ctx, p, ann)
+	out, err := b.v3.SetProjectAnnotations(ctx, p.ID, ann)
 	if err != nil {
 		return p, "", err
 	}
 	if group != "" {
-		b.log.Info("keycloak group recorded on the project", zap.String("project", p.ID), zap.String("group", group))
+		b.logger(ctx).Info("keycloak group recorded on the project", zap.String("project", p.ID), zap.String("group", group))
 	}
 	b.recorded(out)
 	b.invalidate()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/clients/keycloak"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
+	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
@@ -34,7 +36,7 @@ type Backend struct {
 	cfg   *config
 	comps backends.Components
 	log   *zap.Logger
-	v3    *v3Client
+	v3    *rancherapi.Client
 	kube  *kubeClient
 	kc    directory // nil without Keycloak
 
@@ -89,8 +91,10 @@ func NewWithOptions(p backends.Params, kcOpts []keycloak.Option, opts ...Option)
 		aliases: map[string]string{}, missing: map[string][]string{},
 		snaps: map[string]memberSnap{}, byIdent: map[string]keycloakUser{}, groups: map[string]string{}}
 	cfg.up = p.Upstreams
-	b.v3 = newV3Client(cfg.baseURL, cfg.accessKey, cfg.secretKey, v3Transport(cfg, cfg.policyFor(upstream.Rancher), log), cfg.timeoutFor(upstream.Rancher))
-	if b.kube, err = newKubeClient(cfg, log); err != nil {
+	if b.v3, err = newRancherClient(cfg, cfg.settingsFor(upstream.Rancher), log); err != nil {
+		return nil, warnings, err
+	}
+	if b.kube, err = newKubeClient(b.v3, cfg.clusterID, cfg.settingsFor(upstream.Kubernetes)); err != nil {
 		return nil, warnings, err
 	}
 	for _, o := range opts {
@@ -110,6 +114,12 @@ func NewWithOptions(p backends.Params, kcOpts []keycloak.Option, opts ...Option)
 	return &WithKeycloak{Backend: b}, warnings, nil
 }
 
+// newRancherClient is the shared Rancher client for the offering's backend_url and API key.
+func newRancherClient(cfg *config, up upstream.Settings, log *zap.Logger) (*rancherapi.Client, error) {
+	return rancherapi.New(rancherapi.Config{URL: cfg.baseURL, Token: secret.New(cfg.accessKey + ":" + cfg.secretKey.Reveal()),
+		TLS: rancherapi.TLS{Insecure: !cfg.verifyTLS}, Upstream: up}, log)
+}
+
 // Close implements backends.Closer.
 func (b *Backend) Close() error {
 	if b.kc != nil {
@@ -117,3 +127,7 @@ func (b *Backend) Close() error {
 	}
 	return nil
 }
+
+// logger is the backend's logger inside an operation: with the order or resource the caller
+// named in ctx (backends.Log).
+func (b *Backend) logger(ctx context.Context) *zap.Logger { return backends.Log(ctx, b.log) }

@@ -38,7 +38,7 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 		return backends.Info{}, err
 	}
 	made := backends.Info{BackendID: p.ID} // returned with any later error, so the agent records it
-	log := b.log.With(zap.String("project", p.ID), zap.String("name", p.Name))
+	log := b.logger(ctx).With(zap.String("project", p.ID), zap.String("name", p.Name))
 	if _, err := b.ensureNamespace(ctx, res, p, true); err != nil {
 		if fresh && errors.Is(err, errForeignNamespace) {
 			return backends.Info{}, b.rollback(ctx, p, err)
@@ -62,11 +62,11 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 // rollback deletes a project this call made for a name whose namespace turned out to belong to
 // something else, and reports the name as taken (the core tries the next one).
 func (b *Backend) rollback(ctx context.Context, p Project, cause error) error {
-	if err := b.v3.DeleteProject(ctx, p); err != nil && !errors.Is(err, failure.ErrNotFound) {
+	if err := b.v3.DeleteProject(ctx, p.ID); err != nil && !errors.Is(err, failure.ErrNotFound) {
 		return fmt.Errorf("%w; deleting the project made for it failed: %w", cause, err)
 	}
 	b.names.remove(p.ID)
-	b.log.Info("project name taken by a foreign namespace; the project made for it was deleted", zap.String("project", p.ID), zap.String("name", p.Name))
+	b.logger(ctx).Info("project name taken by a foreign namespace; the project made for it was deleted", zap.String("project", p.ID), zap.String("name", p.Name))
 	return fmt.Errorf("%w: %w", cause, failure.ErrDuplicate)
 }
 
@@ -230,11 +230,11 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 		}
 	}
 	if p.ID != "" {
-		if err := b.v3.DeleteProject(ctx, p); err != nil && !errors.Is(err, failure.ErrNotFound) {
+		if err := b.v3.DeleteProject(ctx, p.ID); err != nil && !errors.Is(err, failure.ErrNotFound) {
 			return err
 		}
 		b.names.remove(p.ID)
-		b.log.Info("rancher project deleted", zap.String("project", p.ID), zap.String("name", p.Name))
+		b.logger(ctx).Info("rancher project deleted", zap.String("project", p.ID), zap.String("name", p.Name))
 	}
 	if b.isProjectID(res.BackendID) {
 		if err := b.deleteLeftoverNamespaces(ctx, res.BackendID); err != nil {
@@ -273,7 +273,7 @@ func (b *Backend) deleteForeign(ctx context.Context, id, other string) error {
 	_, err := b.v3.Project(ctx, id)
 	switch {
 	case errors.Is(err, failure.ErrNotFound):
-		b.log.Info("the project of another cluster no longer exists; nothing to delete", zap.String("project", id))
+		b.logger(ctx).Info("the project of another cluster no longer exists; nothing to delete", zap.String("project", id))
 		return nil
 	case err != nil:
 		return err
@@ -296,7 +296,7 @@ func (b *Backend) deleteLeftoverNamespaces(ctx context.Context, projectID string
 		if err := b.kube.deleteNamespace(ctx, ns.Name); err != nil {
 			return err
 		}
-		b.log.Info("namespace of deleted project deleted", zap.String("namespace", ns.Name))
+		b.logger(ctx).Info("namespace of deleted project deleted", zap.String("namespace", ns.Name))
 	}
 	return nil
 }

@@ -38,30 +38,28 @@ func (b *Backend) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Diagnose implements backends.Diagnoser: one line per dependency.
-func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
-	var out []backends.Check
-	add := func(name string, err error, ok string) {
-		if err != nil {
-			out = append(out, backends.Check{Name: name, Detail: err.Error()})
-			return
-		}
-		out = append(out, backends.Check{Name: name, OK: true, Detail: ok})
+// Probes implements backends.Diagnoser: Rancher (API, key, cluster, managed projects, quota
+// mapping), the cluster's Kubernetes API through Rancher's proxy, and Keycloak — each on its own,
+// so one that fails or hangs does not hide the others.
+func (b *Backend) Probes() []backends.Probe {
+	probes := []backends.Probe{{Upstream: "rancher", Run: b.rancherChecks}, {Upstream: "kubernetes", Run: b.kubeChecks}}
+	if b.kc != nil {
+		probes = append(probes, backends.Probe{Upstream: "keycloak", Run: b.keycloakChecks})
 	}
-	_, err := b.v3.ops(ctx)
-	add("rancher api", err, b.cfg.baseURL+"/v3 answers and accepts the API key")
+	return probes
+}
+
+// rancherChecks: the API and the key first (nothing else answers without them).
+func (b *Backend) rancherChecks(ctx context.Context) []backends.Check {
+	var out []backends.Check
+	err := b.v3.APIRoot(ctx)
+	out = append(out, check("rancher api", err, b.cfg.baseURL+"/v3 answers and accepts the API key"))
 	if err != nil {
 		return out
 	}
 	out = append(out, b.tokenCheck(ctx))
 	c, err := b.v3.Cluster(ctx, b.cfg.clusterID)
-	add("rancher cluster", err, fmt.Sprintf("%s (%s) is %s", c.ID, c.Name, c.State))
-	v, err := b.kube.cs.Discovery().ServerVersion()
-	if err == nil {
-		_, err = b.kube.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1})
-	}
-	add("kubernetes proxy", kubeErr("list namespaces", err), fmt.Sprintf("/k8s/clusters/%s reaches Kubernetes %s", b.cfg.clusterID, versionOf(v)))
-	out = append(out, b.projectsCheck(ctx))
+	out = append(out, check("rancher cluster", err, fmt.Sprintf("%s (%s) is %s", c.ID, c.Name, c.State)), b.projectsCheck(ctx))
 	keys := make([]string, 0, len(b.cfg.quotaKeys))
 	for _, k := range b.cfg.quotaKeys {
 		keys = append(keys, fmt.Sprintf("%s→%s (%s)", k.Component, k.Key, k.Kind))
@@ -70,11 +68,28 @@ func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
 	if len(keys) == 0 {
 		detail = "no component maps to a quota key (give components type cpu, ram, storage, gpu or a k8s_resource)"
 	}
-	out = append(out, backends.Check{Name: "quota components", OK: len(keys) > 0, Detail: detail})
-	if b.kc != nil {
-		out = append(out, b.keycloakChecks(ctx)...)
+	return append(out, backends.Check{Name: "quota components", OK: len(keys) > 0, Detail: detail})
+}
+
+// kubeChecks reach the cluster's Kubernetes API through Rancher's proxy: its version and a
+// namespace list (both bounded by ctx).
+func (b *Backend) kubeChecks(ctx context.Context) []backends.Check {
+	v, err := b.kube.cs.Discovery().ServerVersion(ctx)
+	if err != nil {
+		return []backends.Check{check("kubernetes proxy", kubeErr("get version", err), "")}
 	}
-	return out
+	if _, err := b.kube.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return []backends.Check{check("kubernetes proxy", kubeErr("list namespaces", err), "")}
+	}
+	return []backends.Check{check("kubernetes proxy", nil, fmt.Sprintf("/k8s/clusters/%s reaches Kubernetes %s", b.cfg.clusterID, v.GitVersion))}
+}
+
+// check is a line: ok with its detail, or the error.
+func check(name string, err error, ok string) backends.Check {
+	if err != nil {
+		return backends.Check{Name: name, Detail: err.Error()}
+	}
+	return backends.Check{Name: name, OK: true, Detail: ok}
 }
 
 // keycloakChecks are the Keycloak lines (keycloak.Client.Diagnose).
@@ -85,13 +100,6 @@ func (b *Backend) keycloakChecks(ctx context.Context) []backends.Check {
 		out[i] = backends.Check(l)
 	}
 	return out
-}
-
-func versionOf(v interface{ String() string }) string {
-	if v == nil {
-		return "?"
-	}
-	return v.String()
 }
 
 func (b *Backend) tokenCheck(ctx context.Context) backends.Check {

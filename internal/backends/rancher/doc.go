@@ -12,10 +12,11 @@
 // project listing (Create) and each Keycloak group's member list (shared by every resource bound
 // to the group). docs/rancher.md describes the behaviour for operators.
 //
-// Rancher's v3 API is reached through norman's clientbase with the types declared here;
-// Kubernetes objects (namespaces, quotas, pods) through client-go against Rancher's
-// /k8s/clusters/<cluster> proxy with the same API token. Keycloak is reached through the
-// keycloak package. Every call carries Authorization on its own (no login request).
+// Rancher's v3 API is reached through the shared client (internal/clients/rancher), which keeps
+// the API key on backend_url; Kubernetes objects (namespaces, quotas, pods) through
+// internal/kubeapi against Rancher's /k8s/clusters/<cluster> proxy, configured by that client
+// with the same API token. Keycloak is reached through the keycloak package. Every call carries
+// Authorization on its own (no login request).
 //
 // It must not talk to Waldur, make network calls in its constructor, or put credentials in
 // errors or logs.

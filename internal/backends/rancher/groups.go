@@ -10,6 +10,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/clients/keycloak"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -155,7 +156,7 @@ func (b *Backend) ensureGroup(ctx context.Context, res backends.Resource, group 
 	if err != nil || found {
 		return false, err
 	}
-	b.log.Info("keycloak group missing; creating it", zap.String("group", group))
+	b.logger(ctx).Info("keycloak group missing; creating it", zap.String("group", group))
 	if _, _, err := b.ensureGroupID(ctx, res, group); err != nil {
 		return false, err
 	}
@@ -183,14 +184,14 @@ func (b *Backend) ensureBinding(ctx context.Context, projectID, group string, kn
 	}
 	for attempt := 0; ; attempt++ {
 		if lookup || attempt > 0 {
-			list, err := b.v3.Bindings(ctx, map[string]any{"roleTemplateId": b.cfg.role, "projectId": projectID, "groupPrincipalId": want})
+			list, err := b.v3.Bindings(ctx, rancherapi.BindingFilter{RoleTemplateID: b.cfg.role, ProjectID: projectID, GroupPrincipalID: want})
 			if err != nil || has(list) {
 				return false, err
 			}
 		}
-		_, err := b.v3.CreateBinding(ctx, bindingInput{ProjectID: projectID, RoleTemplateID: b.cfg.role, GroupPrincipalID: want})
+		_, err := b.v3.CreateBinding(ctx, projectID, b.cfg.role, want)
 		if err == nil {
-			b.log.Info("project role binding created", zap.String("project", projectID), zap.String("principal", want), zap.String("role", b.cfg.role))
+			b.logger(ctx).Info("project role binding created", zap.String("project", projectID), zap.String("principal", want), zap.String("role", b.cfg.role))
 			return true, nil
 		}
 		if !failure.IsTransient(err) || attempt >= 2 {
@@ -213,11 +214,11 @@ func (b *Backend) pruneBindings(ctx context.Context, projectID, group string, li
 			(bd.GroupPrincipalID == principal(group) && bd.RoleTemplateID == b.cfg.role) {
 			continue
 		}
-		if err := b.v3.DeleteBinding(ctx, bd); err != nil && !errors.Is(err, failure.ErrNotFound) {
+		if err := b.v3.DeleteBinding(ctx, bd.ID); err != nil && !errors.Is(err, failure.ErrNotFound) {
 			return changed, err
 		}
 		changed = true
-		b.log.Info("stale keycloak group binding removed", zap.String("project", projectID), zap.String("binding", bd.ID),
+		b.logger(ctx).Info("stale keycloak group binding removed", zap.String("project", projectID), zap.String("binding", bd.ID),
 			zap.String("principal", bd.GroupPrincipalID), zap.String("role", bd.RoleTemplateID), zap.String("kept_group", group))
 	}
 	return changed, nil
@@ -225,7 +226,7 @@ func (b *Backend) pruneBindings(ctx context.Context, projectID, group string, li
 
 // deleteBindings removes the keycloakoidc_group:// bindings of a project being deleted.
 func (b *Backend) deleteBindings(ctx context.Context, projectID string) error {
-	list, err := b.v3.Bindings(ctx, map[string]any{"projectId": projectID})
+	list, err := b.v3.Bindings(ctx, rancherapi.BindingFilter{ProjectID: projectID})
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func (b *Backend) deleteBindings(ctx context.Context, projectID string) error {
 		if !strings.HasPrefix(bd.GroupPrincipalID, principalScheme) {
 			continue
 		}
-		if err := b.v3.DeleteBinding(ctx, bd); err != nil && !errors.Is(err, failure.ErrNotFound) {
+		if err := b.v3.DeleteBinding(ctx, bd.ID); err != nil && !errors.Is(err, failure.ErrNotFound) {
 			return err
 		}
 	}
@@ -244,13 +245,13 @@ func (b *Backend) deleteBindings(ctx context.Context, projectID string) error {
 // principal any more (it is shared by all resources of one Waldur project). Missing groups are
 // not errors.
 func (b *Backend) releaseGroup(ctx context.Context, group, projectID string) error {
-	others, err := b.v3.Bindings(ctx, map[string]any{"groupPrincipalId": principal(group)})
+	others, err := b.v3.Bindings(ctx, rancherapi.BindingFilter{GroupPrincipalID: principal(group)})
 	if err != nil {
 		return err
 	}
 	for _, bd := range others {
 		if bd.ProjectID != projectID {
-			b.log.Info("keycloak group still used by another project; kept", zap.String("group", group), zap.String("project", bd.ProjectID))
+			b.logger(ctx).Info("keycloak group still used by another project; kept", zap.String("group", group), zap.String("project", bd.ProjectID))
 			return nil
 		}
 	}
@@ -262,7 +263,7 @@ func (b *Backend) releaseGroup(ctx context.Context, group, projectID string) err
 		if err := b.kc.DeleteGroup(ctx, id); err != nil && !isNotFound(err) {
 			return err
 		}
-		b.log.Info("keycloak group deleted", zap.String("group", group))
+		b.logger(ctx).Info("keycloak group deleted", zap.String("group", group))
 	}
 	b.forgetGroup(group)
 	b.kcMu.Lock()
@@ -275,7 +276,7 @@ func (b *Backend) releaseGroup(ctx context.Context, group, projectID string) err
 func (b *Backend) releaseParent(ctx context.Context) error {
 	gone, err := b.kc.DeleteParentIfEmpty(ctx, b.cfg.parentGroup)
 	if gone {
-		b.log.Info("empty keycloak parent group deleted", zap.String("group", b.cfg.parentGroup))
+		b.logger(ctx).Info("empty keycloak parent group deleted", zap.String("group", b.cfg.parentGroup))
 	}
 	return err
 }

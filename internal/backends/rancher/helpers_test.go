@@ -139,13 +139,19 @@ func (b *Backend) newPass() {
 
 // retryFast shortens backoff so fault tests run quickly.
 func (b *Backend) retryFast() {
-	pol := upstream.RetryPolicy{Max: 8, WaitMin: 2 * time.Millisecond, WaitMax: 20 * time.Millisecond}
-	b.v3 = newV3Client(b.cfg.baseURL, b.cfg.accessKey, b.cfg.secretKey, v3Transport(b.cfg, pol, b.log), b.cfg.timeout)
-	kc, err := newKubeClientWith(b.cfg, b.log, pol)
-	if err != nil {
+	retries := 8
+	fast := func(name string) upstream.Settings {
+		s := b.cfg.settingsFor(name)
+		s.Retries, s.BackoffMin, s.BackoffMax = &retries, 2*time.Millisecond, 20*time.Millisecond
+		return s
+	}
+	var err error
+	if b.v3, err = newRancherClient(b.cfg, fast(upstream.Rancher), b.log); err != nil {
 		panic(err)
 	}
-	b.kube = kc
+	if b.kube, err = newKubeClient(b.v3, b.cfg.clusterID, fast(upstream.Kubernetes)); err != nil {
+		panic(err)
+	}
 }
 
 // resource returns a test resource in Waldur project "proj-<n%3>".

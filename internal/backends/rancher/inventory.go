@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 )
 
 // inventory is one cluster-wide read of everything Reconcile, Limits, Metadata and the status
@@ -55,7 +57,7 @@ func (b *Backend) inventory(ctx context.Context) (*inventory, error) {
 		inv.quotas[qs[i].Namespace] = &qs[i]
 	}
 	if b.kc != nil {
-		bs, err := b.v3.Bindings(ctx, nil) // norman filters only by equality: one unfiltered listing
+		bs, err := b.v3.Bindings(ctx, rancherapi.BindingFilter{}) // v3 lists filter only by equality: one unfiltered listing
 		if err != nil {
 			return nil, err
 		}

@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/upstream"
 )
@@ -25,23 +23,10 @@ type kubeClient struct {
 	cs *kubeAPI
 }
 
-func newKubeClient(c *config, log *zap.Logger) (*kubeClient, error) {
-	return newKubeClientWith(c, log, c.policyFor(upstream.Kubernetes))
-}
-
-func newKubeClientWith(c *config, log *zap.Logger, pol upstream.RetryPolicy) (*kubeClient, error) {
-	rc := &rest.Config{
-		Host:            c.baseURL + "/k8s/clusters/" + c.clusterID,
-		BearerToken:     c.accessKey + ":" + c.secretKey.Reveal(),
-		TLSClientConfig: rest.TLSClientConfig{Insecure: !c.verifyTLS},
-		Timeout:         c.timeoutFor(upstream.Kubernetes),
-		QPS:             50,
-		Burst:           100,
-		UserAgent:       "site-agent-rancher",
-		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
-			return kubeTransport(rt, c, pol, log)
-		},
-	}
+// newKubeClient is the client of clusterID through the proxy of the Rancher client v3, with the
+// upstreams.kubernetes settings kube.
+func newKubeClient(v3 *rancherapi.Client, clusterID string, kube upstream.Settings) (*kubeClient, error) {
+	rc := v3.ClusterProxy(clusterID, kube)
 	cs, err := newKubeAPI(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client for %s: %w", rc.Host, err)

@@ -60,7 +60,8 @@ func (c coreV1) PersistentVolumeClaims(ns string) kubeapi.Resource[*corev1.Persi
 
 type discovery struct{ g *kubeapi.Group }
 
-// ServerVersion reads /version, as client-go's discovery client does.
-func (d discovery) ServerVersion() (*version.Info, error) {
-	return d.g.ServerVersion(context.TODO())
+// ServerVersion reads /version, as client-go's discovery client does, but bounded by ctx (a
+// diagnostics deadline).
+func (d discovery) ServerVersion(ctx context.Context) (*version.Info, error) {
+	return d.g.ServerVersion(ctx)
 }

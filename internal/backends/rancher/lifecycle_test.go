@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/backends/backendtest"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -171,7 +172,7 @@ func TestPingAndDiagnose(t *testing.T) {
 	if err := be.(backends.Pinger).Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
-	checks := be.(backends.Diagnoser).Diagnose(ctx)
+	checks := backendtest.Checks(ctx, be.(backends.Diagnoser))
 	var names []string
 	for _, c := range checks {
 		names = append(names, c.Name)
@@ -179,7 +180,7 @@ func TestPingAndDiagnose(t *testing.T) {
 			t.Errorf("check %s failed: %s", c.Name, c.Detail)
 		}
 	}
-	want := []string{"rancher api", "rancher token", "rancher cluster", "kubernetes proxy", "managed projects", "quota components",
+	want := []string{"rancher api", "rancher token", "rancher cluster", "managed projects", "quota components", "kubernetes proxy",
 		"keycloak realm", "keycloak server", "keycloak rights"}
 	if d := cmp.Diff(want, names); d != "" {
 		t.Fatalf("checks (-want +got):\n%s", d)
@@ -189,9 +190,25 @@ func TestPingAndDiagnose(t *testing.T) {
 		t.Fatalf("unavailable cluster: %v", err)
 	}
 	bad := f.backend(map[string]any{"password": "wrong-secret", "cluster_id": "c-m-other"})
-	checks = bad.(backends.Diagnoser).Diagnose(ctx)
+	// A wrong key: Rancher's lines stop at the API, the proxy fails on its own, and Keycloak is
+	// still checked (every upstream is, whatever the others say).
+	probes := bad.(backends.Diagnoser).Probes()
+	var upstreams []string
+	for _, p := range probes {
+		upstreams = append(upstreams, p.Upstream)
+	}
+	if d := cmp.Diff([]string{"rancher", "kubernetes", "keycloak"}, upstreams); d != "" {
+		t.Fatalf("probes (-want +got):\n%s", d)
+	}
+	checks = probes[0].Run(ctx)
 	if len(checks) != 1 || checks[0].OK || !strings.Contains(checks[0].Detail, "HTTP 401") || strings.Contains(checks[0].Detail, "wrong-secret") {
 		t.Fatalf("bad key: %+v", checks)
+	}
+	if kube := probes[1].Run(ctx); len(kube) != 1 || kube[0].OK || strings.Contains(kube[0].Detail, "wrong-secret") {
+		t.Fatalf("bad key, proxy: %+v", kube)
+	}
+	if kc := probes[2].Run(ctx); len(kc) == 0 || !kc[0].OK {
+		t.Fatalf("bad Rancher key, Keycloak still checked: %+v", kc)
 	}
 	unknown := f.backend(map[string]any{"cluster_id": "c-m-other"})
 	if err := unknown.(backends.Pinger).Ping(ctx); !errors.Is(err, failure.ErrNotFound) {
@@ -199,7 +216,7 @@ func TestPingAndDiagnose(t *testing.T) {
 	}
 	f.kc.SetAdminRoles("query-users") // may list users, not groups
 	f.rs.SetClusterState(f.cluster, "active")
-	for _, c := range f.backend(nil).(backends.Diagnoser).Diagnose(ctx) {
+	for _, c := range backendtest.Checks(ctx, f.backend(nil).(backends.Diagnoser)) {
 		if c.Name == "keycloak rights" && c.OK {
 			t.Fatalf("query-users cannot manage groups, yet: %+v", c)
 		}

@@ -97,7 +97,7 @@ func (b *Backend) addMembers(ctx context.Context, res backends.Resource, group s
 			return err
 		}
 		if !found {
-			b.log.Warn("user not found in keycloak; not added to the group", zap.String("username", m.Username), zap.String("group", group))
+			b.logger(ctx).Warn("user not found in keycloak; not added to the group", zap.String("username", m.Username), zap.String("group", group))
 			missing = append(missing, m.Username)
 			continue
 		}
@@ -213,7 +213,7 @@ func (b *Backend) resolve(ctx context.Context, ident string) (string, bool, erro
 	alias := b.aliases[u.ID]
 	b.kcMu.Unlock()
 	if alias != "" && alias != ident {
-		b.log.Debug("keeping a user matched under another name", zap.String("member", ident), zap.String("matched_as", alias))
+		b.logger(ctx).Debug("keeping a user matched under another name", zap.String("member", ident), zap.String("matched_as", alias))
 		return "", false, nil
 	}
 	return u.ID, true, nil

@@ -30,8 +30,7 @@ func (f *fixture) bindingsOf(projectID string) []string {
 // bind adds a binding behind the agent's back and returns nothing; it fails the test on error.
 func (f *fixture) bind(projectID, principal, role string) {
 	f.t.Helper()
-	if _, err := core(f.backend(nil)).v3.CreateBinding(ctxT(f.t), bindingInput{ProjectID: projectID, RoleTemplateID: role,
-		GroupPrincipalID: principal}); err != nil {
+	if _, err := core(f.backend(nil)).v3.CreateBinding(ctxT(f.t), projectID, role, principal); err != nil {
 		f.t.Fatal(err)
 	}
 }

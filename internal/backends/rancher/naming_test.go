@@ -134,8 +134,10 @@ func TestEvaluate(t *testing.T) {
 		{"too long", "Create", mod(func(r *backends.Resource) { r.Name = strings.Repeat("x", 60) }), backends.Reject, "must be no more than 63"},
 		{"slug known", "Create", mod(func(r *backends.Resource) { r.Name, r.Slug = "my_gpus", "my-gpus" }), backends.Accept, ""},
 		{"name of symbols", "Create", mod(func(r *backends.Resource) { r.Name = "!!!" }), backends.Accept, ""},
-		{"fractional gpu", "Create", mod(func(r *backends.Resource) { r.Limits["gpu"] = 1.5 }), backends.Reject, "limit gpu=1.5: must be a whole number"},
-		{"negative cpu update", "Update", mod(func(r *backends.Resource) { r.Limits["cpu"] = -1 }), backends.Reject, "non-negative"},
+		{"fractional gpu", "Create", mod(func(r *backends.Resource) { r.Limits["gpu"] = 1.5 }), backends.Reject, "limit gpu=1.5 (count): must be a whole number"},
+		{"negative cpu update", "Update", mod(func(r *backends.Resource) { r.Limits["cpu"] = -1 }), backends.Reject, "limit cpu=-1 (cores): must not be negative"},
+		{"RAM that would wrap to 0", "Create", mod(func(r *backends.Resource) { r.Limits["ram"] = 17179869184 }), backends.Reject, "limit ram=1.7179869184e+10 (GiB): is too large"},
+		{"CPU that would wrap negative", "Update", mod(func(r *backends.Resource) { r.Limits["cpu"] = 1e16 }), backends.Reject, "limit cpu=1e+16 (cores): is too large"},
 		{"valid update", "Update", ok, backends.Accept, ""},
 		{"terminate", "Terminate", mod(func(r *backends.Resource) { r.CustomerSlug = "" }), backends.Accept, ""},
 	}

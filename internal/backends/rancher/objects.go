@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -71,17 +72,17 @@ func (b *Backend) ensureProject(ctx context.Context, res backends.Resource, name
 		if p, ok, err := b.pick(ctx, found, res, name, cached); ok || err != nil {
 			return p, false, err
 		}
-		p, err := b.v3.CreateProject(ctx, projectInput{ClusterID: b.cfg.clusterID, Name: name,
+		p, err := b.v3.CreateProject(ctx, rancherapi.NewProject{ClusterID: b.cfg.clusterID, Name: name,
 			Description: description(res), Annotations: b.projectAnnotations(res)})
 		if err == nil {
-			b.log.Info("rancher project created", zap.String("project", p.ID), zap.String("name", name))
+			b.logger(ctx).Info("rancher project created", zap.String("project", p.ID), zap.String("name", name))
 			b.names.add(p)
 			return p, true, nil
 		}
 		if !failure.IsTransient(err) || attempt >= 2 {
 			return Project{}, false, err
 		}
-		b.log.Warn("rancher project create failed; looking for it before trying again", zap.String("name", name), zap.Error(err))
+		b.logger(ctx).Warn("rancher project create failed; looking for it before trying again", zap.String("name", name), zap.Error(err))
 	}
 }
 
@@ -109,7 +110,7 @@ func (b *Backend) pick(ctx context.Context, found []Project, res backends.Resour
 		case ownedByUs:
 			return p, true, nil
 		case ownedLegacy:
-			b.log.Info("adopting the incumbent's rancher project", zap.String("project", p.ID), zap.String("name", name))
+			b.logger(ctx).Info("adopting the incumbent's rancher project", zap.String("project", p.ID), zap.String("name", name))
 			p, _, err := b.recordGroup(ctx, res, p, func() ([]Binding, error) { return b.legacyBindings(ctx, res) })
 			return p, err == nil, err
 		default:
@@ -152,7 +153,7 @@ func (b *Backend) ensureNamespace(ctx context.Context, res backends.Resource, p 
 	}
 	if createFirst || errors.Is(err, failure.ErrNotFound) {
 		if _, err = b.kube.createNamespace(ctx, want); err == nil {
-			b.log.Info("namespace created", zap.String("namespace", want.Name), zap.String("project", p.ID))
+			b.logger(ctx).Info("namespace created", zap.String("namespace", want.Name), zap.String("project", p.ID))
 			return true, nil
 		}
 		if !errors.Is(err, errExists) {
@@ -183,11 +184,11 @@ func (b *Backend) ensureNamespace(ctx context.Context, res backends.Resource, p 
 	}
 	for _, k := range dropped(ns, want) {
 		delete(fixed.Labels, k)
-		b.log.Info("namespace label no longer configured; removed", zap.String("namespace", ns.Name), zap.String("label", k))
+		b.logger(ctx).Info("namespace label no longer configured; removed", zap.String("namespace", ns.Name), zap.String("label", k))
 	}
 	maps.Copy(fixed.Labels, want.Labels)
 	maps.Copy(fixed.Annotations, want.Annotations)
-	b.log.Info("namespace labels or project assignment drifted; repairing", zap.String("namespace", ns.Name))
+	b.logger(ctx).Info("namespace labels or project assignment drifted; repairing", zap.String("namespace", ns.Name))
 	return true, b.kube.updateNamespace(ctx, fixed)
 }
 

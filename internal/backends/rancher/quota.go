@@ -11,6 +11,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/usage"
 )
 
 // unitKind is the backend unit of a component. The convention (documented in docs/rancher.md,
@@ -113,7 +114,7 @@ func (m quotaMap) hard(limits backends.Quantities) (corev1.ResourceList, error) 
 		}
 		q, err := toQuantity(k.Kind, v)
 		if err != nil {
-			return nil, failure.Errorf("limit %s=%v: %v", k.Component, v, err)
+			return nil, failure.Errorf("limit %s=%v (%s): %v", k.Component, v, k.Kind, err)
 		}
 		out[k.Key] = q
 	}
@@ -140,21 +141,32 @@ func (m quotaMap) zeros() backends.Quantities {
 	return out
 }
 
-// toQuantity formats an amount in backend units.
+// toQuantity formats an amount in backend units. Amounts a quantity cannot hold (negative, not
+// a number, more than an int64 of millicores or bytes, fractional counts) are refused, never
+// wrapped: 17179869184 GB in bytes would be 2^64, which int64 holds as 0.
 func toQuantity(kind unitKind, v float64) (resource.Quantity, error) {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return resource.Quantity{}, fmt.Errorf("must be a non-negative number")
-	}
 	switch kind {
 	case kindCores:
-		return *resource.NewMilliQuantity(int64(math.Round(v*1000)), resource.DecimalSI), nil
+		m, err := usage.Whole(v, 1000, math.MaxInt64)
+		if err != nil {
+			return resource.Quantity{}, err
+		}
+		return *resource.NewMilliQuantity(m, resource.DecimalSI), nil
 	case kindGiB:
-		return *resource.NewQuantity(int64(math.Round(v*1024))<<20, resource.BinarySI), nil
+		mi, err := usage.Whole(v, 1024, math.MaxInt64>>20)
+		if err != nil {
+			return resource.Quantity{}, err
+		}
+		return *resource.NewQuantity(mi<<20, resource.BinarySI), nil
+	}
+	n, err := usage.Whole(v, 1, math.MaxInt64)
+	if err != nil {
+		return resource.Quantity{}, err
 	}
 	if v != math.Trunc(v) {
 		return resource.Quantity{}, fmt.Errorf("must be a whole number (Kubernetes counts GPUs and extended resources in units)")
 	}
-	return *resource.NewQuantity(int64(v), resource.DecimalSI), nil
+	return *resource.NewQuantity(n, resource.DecimalSI), nil
 }
 
 // fromQuantity converts a quantity to backend units: cores = MilliValue/1000, GiB =

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/waldur/site-agent/internal/backends"
+	"github.com/waldur/site-agent/internal/failure"
 )
 
 func TestQuotaMap(t *testing.T) {
@@ -156,5 +157,40 @@ func TestPodRequest(t *testing.T) {
 	}
 	if got := podRequest(p, corev1.ResourceMemory); !got.IsZero() {
 		t.Fatalf("no memory requested, got %s", got.String())
+	}
+}
+
+// Limits a quantity cannot hold are refused with a reason naming the limit, never wrapped into
+// a quota that means something else (RAM 17179869184 GB was a quota of 0, 9e9 GB a negative one,
+// CPU 1e16 -9223372036854775808m).
+func TestQuotaRefusesLimitsThatWrap(t *testing.T) {
+	m, err := buildQuotaMap(testComps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		limits backends.Quantities
+		want   string
+	}{
+		"RAM 2^34 GB":   {backends.Quantities{"ram": 17179869184}, "limit ram=1.7179869184e+10 (GiB): is too large (at most 8589934591)"},
+		"RAM 9e9 GB":    {backends.Quantities{"ram": 9e9}, "limit ram=9e+09 (GiB): is too large"},
+		"storage 1e300": {backends.Quantities{"storage": 1e300}, "limit storage=1e+300 (GiB): is too large"},
+		"CPU 1e16":      {backends.Quantities{"cpu": 1e16}, "limit cpu=1e+16 (cores): is too large"},
+		"GPUs 1e19":     {backends.Quantities{"gpu": 1e19}, "limit gpu=1e+19 (count): is too large"},
+		"negative CPU":  {backends.Quantities{"cpu": -1}, "must not be negative"},
+	}
+	for name, c := range cases {
+		hard, err := m.hard(c.limits)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: hard = %v, %v; want an error saying %q", name, hard, err, c.want)
+			continue
+		}
+		if msg, ok := failure.PublicMessage(err); !ok || msg == "" {
+			t.Errorf("%s: %v is not a message for the customer", name, err)
+		}
+	}
+	hard, err := m.hard(backends.Quantities{"ram": 8589934591, "cpu": 9e15})
+	if q := hard["limits.memory"]; err != nil || q.Sign() <= 0 || q.Value() != 8589934591<<30 {
+		t.Fatalf("the largest RAM that fits: %v, %v", hard, err)
 	}
 }

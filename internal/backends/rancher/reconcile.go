@@ -32,7 +32,7 @@ func (b *Backend) Reconcile(ctx context.Context, res backends.Resource) error {
 	if err != nil {
 		return err
 	}
-	log := b.log.With(zap.String("project", p.ID))
+	log := b.logger(ctx).With(zap.String("project", p.ID))
 	var nsSeen *corev1.Namespace
 	for i := range inv.namespaces[p.ID] {
 		if inv.namespaces[p.ID][i].Name == p.Name {
@@ -73,7 +73,7 @@ func (b *Backend) Reconcile(ctx context.Context, res backends.Resource) error {
 func (b *Backend) reconcileAccess(ctx context.Context, res backends.Resource, projectID, group string, bindings []Binding) (bool, error) {
 	gChanged := false
 	if err := b.accessReady(); err != nil {
-		b.log.Debug("keycloak not ready; the group check waits", zap.String("group", group))
+		b.logger(ctx).Debug("keycloak not ready; the group check waits", zap.String("group", group))
 	} else if gChanged, err = b.ensureGroup(ctx, res, group); err != nil {
 		return false, fmt.Errorf("keycloak group %s: %w", group, err)
 	}

@@ -1,6 +1,7 @@
 package rancher
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -111,18 +112,17 @@ func parseSettings(in backends.Settings, comps backends.Components) (*config, []
 	if c.extras, err = parseExtras(s, in); err != nil {
 		return nil, warnings, err
 	}
+	var errs []error // every problem at once
 	for _, check := range []func(*config) error{checkCredentials, checkCluster, checkPrefix, checkRole, checkLabels, checkMisc} {
-		if err := check(c); err != nil {
-			return nil, warnings, err
-		}
+		errs = append(errs, check(c))
 	}
 	if c.keycloak {
-		if c.kc, err = keycloakSettings(s.Keycloak); err != nil {
-			return nil, warnings, err
-		}
+		c.kc, err = keycloakSettings(s.Keycloak)
+		errs = append(errs, err)
 	}
 	c.parentGroup = parentGroupName(c.clusterID)
-	if c.quotaKeys, err = buildQuotaMap(comps); err != nil {
+	c.quotaKeys, err = buildQuotaMap(comps)
+	if err = errors.Join(append(errs, err)...); err != nil {
 		return nil, warnings, err
 	}
 	return c, warnings, nil

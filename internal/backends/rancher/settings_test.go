@@ -62,6 +62,20 @@ func TestSettingsDefaults(t *testing.T) {
 	}
 }
 
+// The incumbent's file spells booleans the YAML 1.1 way (PyYAML read them so): verify_cert: no,
+// keycloak_enabled: yes and their kind read as booleans.
+func TestSettingsYAML11Booleans(t *testing.T) {
+	in := with(incumbentSettings(), "verify_cert", "no", "keycloak_enabled", "Yes", "keycloak_use_user_id", "off",
+		"remove_stale_bindings", "N")
+	cfg, warnings, err := parseSettings(in, testComps)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("parse: %v %v", err, warnings)
+	}
+	if cfg.verifyTLS || !cfg.keycloak || cfg.useUserID || cfg.pruneBindings {
+		t.Fatalf("verify %v, keycloak %v, by id %v, prune bindings %v", cfg.verifyTLS, cfg.keycloak, cfg.useUserID, cfg.pruneBindings)
+	}
+}
+
 func TestSettingsErrorsNameTheKey(t *testing.T) {
 	base := incumbentSettings()
 	cases := []struct {
@@ -85,7 +99,7 @@ func TestSettingsErrorsNameTheKey(t *testing.T) {
 		{"label type", with(base, "namespace_labels", map[string]any{"gpu-pool": 2}), nil, "namespace_labels"},
 		{"reserved label", with(base, "namespace_labels", map[string]any{projectIDKey: "p-x"}), nil, "set by the agent"},
 		{"usage source", with(base, "usage_source", "metrics"), nil, "backend_settings.usage_source"},
-		{"verify type", with(base, "verify_cert", "yes"), nil, "verify_cert"},
+		{"verify type", with(base, "verify_cert", "sometimes"), nil, "verify_cert"},
 		{"timeout", with(base, "timeout", "1ms"), nil, "backend_settings.timeout"},
 		{"kc user", with(base, "keycloak", map[string]any{"keycloak_password": "x"}), nil, "keycloak.keycloak_username"},
 		{"kc password", with(base, "keycloak", map[string]any{"keycloak_username": "x"}), nil, "keycloak.keycloak_password"},

@@ -67,7 +67,7 @@ func (b *Backend) applyMode(ctx context.Context, res backends.Resource, mode quo
 	}
 	_, changed, err := b.ensureQuota(ctx, p.Name, res.Limits, have, false, mode)
 	if changed {
-		b.log.Info("resource quota status applied", zap.String("project", p.ID), zap.String("status", string(mode)))
+		b.logger(ctx).Info("resource quota status applied", zap.String("project", p.ID), zap.String("status", string(mode)))
 		b.invalidate()
 	}
 	return err
@@ -137,7 +137,7 @@ func (b *Backend) ensureQuota(ctx context.Context, ns string, limits backends.Qu
 	if err := b.kube.setQuota(ctx, have, hard, string(mode)); err != nil {
 		return nil, false, err
 	}
-	b.log.Info("resource quota updated", zap.String("namespace", ns), zap.String("status", string(mode)))
+	b.logger(ctx).Info("resource quota updated", zap.String("namespace", ns), zap.String("status", string(mode)))
 	return hard, true, nil
 }
 
@@ -172,7 +172,7 @@ func (b *Backend) findOrCreateQuota(ctx context.Context, ns string, limits backe
 		Spec: corev1.ResourceQuotaSpec{Hard: hard}})
 	switch {
 	case err == nil:
-		b.log.Info("resource quota created", zap.String("namespace", ns), zap.String("status", string(mode)))
+		b.logger(ctx).Info("resource quota created", zap.String("namespace", ns), zap.String("status", string(mode)))
 		return nil, hard, true, nil
 	case !errors.Is(err, errExists):
 		return nil, nil, false, err

@@ -34,8 +34,11 @@ func TestUpstreamSettingsApply(t *testing.T) {
 	if got := []time.Duration{cfg.timeoutFor(upstream.Rancher), cfg.timeoutFor(upstream.Keycloak), cfg.timeoutFor(upstream.Kubernetes)}; got[0] != 3*time.Second || got[1] != 4*time.Second || got[2] != 30*time.Second {
 		t.Errorf("timeouts rancher, keycloak, kubernetes = %v; want 3s, 4s and the 30s default", got)
 	}
-	if got := cfg.policyFor(upstream.Kubernetes); got != defaultRetry {
-		t.Errorf("kubernetes policy %+v, want the default %+v", got, defaultRetry)
+	if got := cfg.settingsFor(upstream.Kubernetes); got.Retries != nil || got.BackoffMin != 0 || got.BackoffMax != 0 || got.Timeout != 30*time.Second {
+		t.Errorf("kubernetes settings %+v, want the client's defaults and the 30s timeout", got)
+	}
+	if got := cfg.settingsFor(upstream.Rancher); *got.Retries != 1 || got.Timeout != 3*time.Second {
+		t.Errorf("rancher settings %+v, want the upstreams section's", got)
 	}
 
 	f.rs.FailNext("cluster.get", 5, ranchersim.Fault503)

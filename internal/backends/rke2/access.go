@@ -95,7 +95,7 @@ func (a *Access) AddMembers(ctx context.Context, res backends.Resource, members 
 			return err
 		}
 		if !found {
-			a.b.d.Log.Warn("user not in keycloak yet; access waits", zap.String("user", m.Username), zap.String("cluster", res.BackendID))
+			backends.Log(ctx, a.b.d.Log).Warn("user not in keycloak yet; access waits", zap.String("user", m.Username), zap.String("cluster", res.BackendID))
 			continue
 		}
 		if err := a.kc.AddMember(ctx, u.ID, id); err != nil {
@@ -173,13 +173,15 @@ func (w WithAccess) Create(ctx context.Context, req backends.CreateRequest) (bac
 	return info, nil
 }
 
-// Diagnose adds the Keycloak lines to the cluster backend's.
-func (w WithAccess) Diagnose(ctx context.Context) []backends.Check {
-	out := w.Backend.Diagnose(ctx)
-	for _, l := range w.Access.kc.Diagnose(ctx) {
-		out = append(out, backends.Check(l))
-	}
-	return out
+// Probes adds Keycloak to the cluster backend's.
+func (w WithAccess) Probes() []backends.Probe {
+	return append(w.Backend.Probes(), backends.Probe{Upstream: "keycloak", Run: func(ctx context.Context) []backends.Check {
+		var out []backends.Check
+		for _, l := range w.Access.kc.Diagnose(ctx) {
+			out = append(out, backends.Check(l))
+		}
+		return out
+	}})
 }
 
 // Delete removes the team group and binding, then the cluster.

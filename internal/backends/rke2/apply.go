@@ -26,9 +26,11 @@ func (b *Backend) apply(ctx context.Context, c *cluster, actions []Action, serve
 		case Remove:
 			err = b.removeNode(ctx, c, a, servers, rnodes)
 		case Replace:
-			err = b.deleteNode(ctx, c, a.Node, servers, rnodes)
+			err = b.deleteNode(ctx, c, a, servers, rnodes)
 		case Forget:
-			err = b.forget(ctx, c, a.Node, rnodes)
+			if err = b.memberGone(ctx, c, a, servers); err == nil {
+				err = b.forget(ctx, c, a.Node, rnodes)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("%s node %s: %w", a.Kind, a.Node, err)
@@ -56,7 +58,9 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 		return fmt.Errorf("vault secret id: %w", err)
 	}
 	defer creds.SecretID.Forget()
-	ud, err := b.s.CloudInit().Render(NewNodeConfig(b.s, c.spec, a.Node, a.Inventory, creds, joinAddr))
+	cfg := NewNodeConfig(b.s, c.spec, a.Node, a.Inventory, creds, joinAddr)
+	cfg.ClusterCIDR, cfg.ServiceCIDR = c.rc.ClusterCIDR, c.rc.ServiceCIDR // the networks the cluster was made with
+	ud, err := b.s.CloudInit().Render(cfg)
 	if err != nil {
 		return failure.Errorf("cloud-init for %s: %v", a.Node, err)
 	}
@@ -67,12 +71,19 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 }
 
 // ensureVault writes the cluster's policy, AppRole and token secret once per call that creates
-// nodes. Bootstrap rancher: the token is the cluster's registration token, which Rancher keeps.
-// Bootstrap rke2: the secret keeps the cluster's join token (made with the initial server,
-// never again), the import manifest URL and registries.yaml.
+// nodes. Bootstrap rancher: the token is the cluster's registration token, which Rancher keeps,
+// and the registry secret the cluster names is brought in step (a changed password, a secret
+// deleted by hand) before a new machine needs a plan. Bootstrap rke2: the secret keeps the
+// cluster's join token (made with the initial server, never again), the import manifest URL
+// and registries.yaml.
 func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) error {
 	if c.vaultOK {
 		return nil
+	}
+	if b.s.Bootstrap == BootstrapRancher {
+		if err := b.d.Rancher.EnsureRegistrySecret(ctx, c.ref, b.provisionSpec()); err != nil {
+			return fmt.Errorf("registry secret: %w", err)
+		}
 	}
 	reg, err := b.d.Rancher.Registration(ctx, c.rc)
 	if err != nil {
@@ -130,11 +141,16 @@ func (b *Backend) removeNode(ctx context.Context, c *cluster, a Action, servers 
 			return nil
 		}
 	}
-	return b.deleteNode(ctx, c, a.Node, servers, rnodes)
+	return b.deleteNode(ctx, c, a, servers, rnodes)
 }
 
-// deleteNode deletes the VM (with its volumes) and the Rancher node, whichever exist.
-func (b *Backend) deleteNode(ctx context.Context, c *cluster, name string, servers map[string]ServerView, rnodes map[string]RancherNodeView) error {
+// deleteNode deletes the VM (with its volumes) and the Rancher node, whichever exist; a
+// server's etcd member goes first (etcd.go).
+func (b *Backend) deleteNode(ctx context.Context, c *cluster, a Action, servers map[string]ServerView, rnodes map[string]RancherNodeView) error {
+	name := a.Node
+	if err := b.memberGone(ctx, c, a, servers); err != nil {
+		return err
+	}
 	if vm, ok := servers[name]; ok {
 		if err := b.d.Infra.DeleteServer(ctx, c.ref, vm); err != nil {
 			return fmt.Errorf("delete server: %w", err)

@@ -65,14 +65,15 @@ func NewBackend(s *Settings, comps backends.Components, d Deps) *Backend {
 
 // Create builds the cluster an order describes, a step per call: it returns the backend id
 // (the cluster name) with an error wrapping failure.ErrNotReady until every node is ready, so
-// the order stays executing and the next cycle continues.
+// the order stays executing and the next cycle continues. A resource without a backend id
+// whose cluster was made earlier (its id lost) gets that cluster back (adopt.go).
 func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
 	spec, err := ParseSpec(b.s, req.Resource)
 	if err != nil {
 		return backends.Info{}, failure.Errorf("%v", err)
 	}
-	if req.Resource.BackendID != "" {
-		spec.Name = req.Resource.BackendID
+	if spec.Name, err = b.clusterName(ctx, ClusterRef{UUID: req.Resource.UUID, Name: spec.Name}, req.Resource.BackendID); err != nil {
+		return backends.Info{}, err
 	}
 	return b.reconcile(ctx, req.Resource.UUID, &spec)
 }
@@ -135,14 +136,17 @@ func (b *Backend) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Diagnose reports Rancher, Vault and OpenStack line by line.
-func (b *Backend) Diagnose(ctx context.Context) []backends.Check {
-	checks := b.d.Rancher.Diagnose(ctx)
-	checks = append(checks, b.d.Vault.Check(ctx))
-	if b.d.ArgoCD != nil {
-		checks = append(checks, b.d.ArgoCD.Check(ctx))
+// Probes implements backends.Diagnoser: Rancher, Vault, Argo CD (when configured) and OpenStack,
+// each on its own.
+func (b *Backend) Probes() []backends.Probe {
+	one := func(check func(context.Context) backends.Check) func(context.Context) []backends.Check {
+		return func(ctx context.Context) []backends.Check { return []backends.Check{check(ctx)} }
 	}
-	return append(checks, b.d.Infra.Diagnose(ctx)...)
+	probes := []backends.Probe{{Upstream: "rancher", Run: b.d.Rancher.Diagnose}, {Upstream: "vault", Run: one(b.d.Vault.Check)}}
+	if b.d.ArgoCD != nil {
+		probes = append(probes, backends.Probe{Upstream: "argocd", Run: one(b.d.ArgoCD.Check)})
+	}
+	return append(probes, backends.Probe{Upstream: "openstack", Run: b.d.Infra.Diagnose})
 }
 
 // notReady is the error of a call that made progress (or waits) but has not finished.

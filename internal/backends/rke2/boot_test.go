@@ -1,9 +1,7 @@
 package rke2
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/nodeemu"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
@@ -100,30 +99,24 @@ func TestRKE2ClusterBoots(t *testing.T) {
 }
 
 // importedRancherCluster creates an imported provisioning cluster (no rkeConfig) and its
-// registration token on the Rancher simulator; it returns the management id and manifest URL.
+// registration token on the Rancher simulator with the shared Rancher client; it returns the
+// management id and manifest URL.
 func importedRancherCluster(t *testing.T, base, token string) (string, string) {
 	t.Helper()
-	call := func(path string, in, out any) {
-		body, _ := json.Marshal(in)
-		req, _ := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != http.StatusCreated {
-			t.Fatalf("POST %s: %v %v", path, err, resp)
-		}
-		defer resp.Body.Close()
-		_ = json.NewDecoder(resp.Body).Decode(out)
+	ctx := context.Background()
+	c, err := rancherapi.New(rancherapi.Config{URL: base, Token: secret.New(token)}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var prov struct {
-		Status struct{ ClusterName string } `json:"status"`
+	p, err := c.EnsureProvisioningCluster(ctx, "prod", rancherapi.Meta{}, map[string]any{"kubernetesVersion": DefaultK8sVersion})
+	if err != nil {
+		t.Fatal(err)
 	}
-	call("/v1/provisioning.cattle.io.clusters/fleet-default", map[string]any{"metadata": map[string]any{"name": "prod"},
-		"spec": map[string]any{"kubernetesVersion": DefaultK8sVersion}}, &prov)
-	var crt struct {
-		ManifestURL string `json:"manifestUrl"`
+	reg, err := c.Registration(ctx, p.Status.ClusterName)
+	if err != nil {
+		t.Fatal(err)
 	}
-	call("/v3/clusterregistrationtokens", map[string]any{"clusterId": prov.Status.ClusterName}, &crt)
-	return prov.Status.ClusterName, crt.ManifestURL
+	return p.Status.ClusterName, reg.ManifestURL.Reveal()
 }
 
 // nodes boots planner-created nodes into the emulated cluster.

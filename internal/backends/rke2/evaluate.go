@@ -59,6 +59,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, review backends.OrderReview) (
 	if err != nil {
 		return backends.Reject, err.Error(), nil
 	}
+	if err := ctx.Err(); err != nil {
+		return backends.Defer, "", err
+	}
 	flavors, err := e.resolve(ctx, &spec)
 	if err != nil {
 		if msg, ok := failure.PublicMessage(err); ok {
@@ -108,6 +111,8 @@ func checkLimitCounts(s *Settings, limits backends.Quantities) error {
 	if v, ok := limits[s.AgentNodesComponent]; ok {
 		if n, ok := toInt(v); !ok || n < 1 {
 			return failure.Errorf("a cluster needs at least one agent (worker) node, not %v", v)
+		} else if n > s.MaxWorkerNodes {
+			return failure.Errorf("a cluster here has at most %d worker nodes, not %d", s.MaxWorkerNodes, n)
 		}
 	}
 	return nil
@@ -117,9 +122,9 @@ func checkLimitCounts(s *Settings, limits backends.Quantities) error {
 func (e *Evaluator) resolve(ctx context.Context, spec *ClusterSpec) (map[string]Flavor, error) {
 	out := map[string]Flavor{}
 	names := []string{}
-	for _, l := range [][]NodeSpec{spec.ServerNodes, spec.AgentNodes} {
-		for _, n := range l {
-			names = append(names, n.Flavor)
+	for _, r := range []Role{RoleServer, RoleAgent} {
+		for _, sh := range spec.shapes(r) {
+			names = append(names, sh.node.Flavor)
 		}
 	}
 	if spec.Mode == ModeManaged && e.Settings.LBFlavorName != "" {
@@ -128,6 +133,9 @@ func (e *Evaluator) resolve(ctx context.Context, spec *ClusterSpec) (map[string]
 	for _, n := range names {
 		if _, done := out[n]; done {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		f, err := e.Flavors.Flavor(ctx, n)
 		switch {
@@ -177,12 +185,8 @@ func Check(s *Settings, spec *ClusterSpec, flavors map[string]Flavor) error {
 
 func checkRole(s *Settings, spec *ClusterSpec, role Role, flavors map[string]Flavor) error {
 	req := s.RoleRequirements[role.String()]
-	count := spec.Servers
-	if role == RoleAgent {
-		count = spec.Agents
-	}
-	for i := range count {
-		n := spec.Node(role, i)
+	for _, sh := range spec.shapes(role) { // per shape, not per node: counts may be large
+		n := sh.node
 		f, ok := flavors[n.Flavor]
 		if !ok {
 			return failure.Errorf("flavor %q does not exist in this cloud", n.Flavor)
@@ -201,30 +205,31 @@ func checkRole(s *Settings, spec *ClusterSpec, role Role, flavors map[string]Fla
 	return nil
 }
 
-// ClusterTotals adds up vCPU, RAM and disk of every node (and the managed load balancer).
+// ClusterTotals adds up vCPU, RAM and disk of every node (and the managed load balancer): per
+// node shape, its size times how many nodes have it.
 func ClusterTotals(s *Settings, spec *ClusterSpec, flavors map[string]Flavor) Totals {
 	var t Totals
-	add := func(n NodeSpec) {
+	add := func(n NodeSpec, count int) {
 		f := flavors[n.Flavor]
-		t.VCPUs += f.VCPUs
-		t.RAMMB += f.RAMMB
-		t.DiskGB += n.SystemVolume.SizeGB
+		disk := n.SystemVolume.SizeGB
 		for _, d := range n.DataVolumes {
-			t.DiskGB += d.SizeGB
+			disk += d.SizeGB
 		}
+		t.VCPUs += count * f.VCPUs
+		t.RAMMB += count * f.RAMMB
+		t.DiskGB += count * disk
 	}
-	for i := range spec.Servers {
-		add(spec.Node(RoleServer, i))
-	}
-	for i := range spec.Agents {
-		add(spec.Node(RoleAgent, i))
+	for _, r := range []Role{RoleServer, RoleAgent} {
+		for _, sh := range spec.shapes(r) {
+			add(sh.node, sh.count)
+		}
 	}
 	if spec.Mode == ModeManaged && s.LBFlavorName != "" {
 		lb := NodeSpec{Flavor: s.LBFlavorName, SystemVolume: Volume{SizeGB: s.LBSystemVolumeGB}}
 		if s.LBDataVolumeGB > 0 {
 			lb.DataVolumes = []DataVolume{{Volume: Volume{SizeGB: s.LBDataVolumeGB}}}
 		}
-		add(lb)
+		add(lb, 1)
 	}
 	return t
 }

@@ -40,6 +40,11 @@ type memWorld struct {
 	dupCreate     int             // the next n CreateServer calls make two VMs (a retried create)
 	refusedLogins int             // VMs whose single-use secret id had been used already
 	failBoots     map[string]int  // node name → how many of its next VMs never register (bootstrap fails)
+	failFIPs      int             // the next n creates asking for a floating IP make the VM, then fail (memworld_extra_test.go)
+
+	etcd            map[string]map[string]bool // cluster UUID → etcd members (memetcd_test.go)
+	etcdRemoveAsked map[string]int             // "<uuid>/<node>" → the tick its removal was asked
+	tickCount       int
 }
 
 type memVM struct {
@@ -51,6 +56,7 @@ type memVM struct {
 
 type memCluster struct {
 	ref      ClusterRef
+	spec     ProvisionSpec // as created
 	mgmtID   string
 	deleting int                 // ticks until gone; 0 = not deleting
 	nodes    map[string]*memNode // by name
@@ -88,6 +94,7 @@ func (w *memWorld) tick() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.now = w.now.Add(time.Minute)
+	w.tickCount++
 	for _, vm := range w.servers {
 		vm.age++
 		if vm.view.Status == "BUILD" && vm.age >= bootTicks {
@@ -151,6 +158,9 @@ func (w *memWorld) register(vm *memVM) {
 		return
 	}
 	c.nodes[vm.view.Name] = &memNode{view: RancherNodeView{ID: "m-" + vm.view.ID, Name: vm.view.Name, State: "registering", Labels: inv.Labels()}, drain: -1}
+	if inv.Role == RoleServer {
+		w.etcdJoin(inv.Cluster, vm.view.Name)
+	}
 }
 
 // ---- Infra ----
@@ -210,7 +220,7 @@ func (m memInfra) CreateServer(_ context.Context, c ClusterRef, _ NetworkInfo, r
 		w.servers[v.ID] = &memVM{view: v, userData: string(req.UserData.Bytes())}
 		w.checkNoVaultData(req)
 	}
-	return v, nil
+	return w.floatingIP(v, req)
 }
 
 // checkCreate asserts the install order: no agent before every server is ready, no joining
@@ -250,6 +260,9 @@ func (m memInfra) DeleteServer(_ context.Context, c ClusterRef, s ServerView) er
 		}
 	}
 	delete(w.servers, s.ID)
+	if inv, ok, _ := InventoryFromMetadata(s.Metadata); ok && inv.Role == RoleServer {
+		w.etcdVMDeleted(c.UUID, s.Name)
+	}
 	return nil
 }
 
@@ -289,7 +302,7 @@ func (m memInfra) Diagnose(context.Context) []backends.Check {
 
 type memRancher struct{ w *memWorld }
 
-func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, _ ProvisionSpec) (RancherCluster, error) {
+func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, spec ProvisionSpec) (RancherCluster, error) {
 	w := m.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -303,14 +316,14 @@ func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, _ ProvisionSp
 	}
 	cl, ok := w.clusters[c.UUID]
 	if !ok {
-		cl = &memCluster{ref: c, nodes: map[string]*memNode{}}
+		cl = &memCluster{ref: c, spec: spec, nodes: map[string]*memNode{}}
 		w.clusters[c.UUID] = cl
-		return RancherCluster{Name: c.Name, State: "provisioning"}, nil // the id comes a moment later
+		return cl.view(), nil // the id comes a moment later
 	}
 	if cl.mgmtID == "" {
 		cl.mgmtID = "c-m-" + c.UUID[:8]
 	}
-	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: cl.state()}, nil
+	return cl.view(), nil
 }
 
 func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, error) {
@@ -324,7 +337,7 @@ func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, er
 	if !ok || cl.ref.Name != c.Name {
 		return RancherCluster{}, fmt.Errorf("cluster %s: %w", c.Name, failure.ErrNotFound)
 	}
-	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: cl.state()}, nil
+	return cl.view(), nil
 }
 
 // state is Rancher's: provisioning until a node is active, as Rancher shows a custom cluster.

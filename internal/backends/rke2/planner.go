@@ -183,7 +183,7 @@ func newPass(d Desired, observed []Node) *pass {
 func (p *pass) act(kind ActionKind, n *Node, reason string) {
 	p.plan.Actions = append(p.plan.Actions, Action{Kind: kind, Node: n.Name, Inventory: n.Inventory, Reason: reason})
 	p.leaving[n.Name] = true
-	if n.Role == RoleServer && kind != Forget {
+	if n.Role == RoleServer { // a forgotten server's etcd member is removed too: one at a time
 		p.srvOut++
 	}
 }
@@ -225,6 +225,9 @@ func (p *pass) replaceBroken() {
 }
 
 func brokenReason(n *Node) string {
+	if n.Damaged != "" {
+		return "its VM " + n.Damaged + "; it is made again"
+	}
 	if n.Unregistered {
 		return "its VM never registered with Rancher (bootstrap failed); it is made again with fresh credentials"
 	}

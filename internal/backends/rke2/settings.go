@@ -1,6 +1,7 @@
 package rke2
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -57,6 +58,7 @@ type Settings struct {
 	TenantMaxRAMGB         int                    `mapstructure:"managed_rancher_tenant_max_ram"`
 	TenantMaxDiskGB        int                    `mapstructure:"managed_rancher_tenant_max_disk"`
 	ServerNodesCount       int                    `mapstructure:"server_nodes_count"` // managed: servers when the order has no limit
+	MaxWorkerNodes         int                    `mapstructure:"max_worker_nodes"`   // agents a cluster may have; more is rejected
 	ServerNodesComponent   string                 `mapstructure:"server_nodes_component"`
 	AgentNodesComponent    string                 `mapstructure:"worker_nodes_component"`
 	SystemVolumeMinSizeGB  int                    `mapstructure:"system_volume_min_size_gb"`
@@ -82,7 +84,8 @@ type Settings struct {
 	// OpenStack is the cloud the VMs live in (settings_openstack.go).
 	OpenStack OpenStackSettings `mapstructure:"openstack"`
 	Timeouts  `mapstructure:",squash"`
-	cloudInit *CloudInit // parsed template (default or the file's)
+	Network   `mapstructure:",squash"` // cluster_cidr, service_cidr (settings_network.go)
+	cloudInit *CloudInit               // parsed template (default or the file's)
 	flavorsRe *regexp.Regexp
 }
 
@@ -107,6 +110,8 @@ const (
 	defaultVaultPort         = 8200
 	defaultServerNodes       = 3
 	defaultSystemVolumeMinGB = 64
+	defaultMaxWorkerNodes    = 100
+	maxMaxWorkerNodes        = 10000
 )
 
 var k8sVersionRe = regexp.MustCompile(`^v1\.\d+\.\d+\+rke2r\d+$`)
@@ -163,6 +168,9 @@ func (s *Settings) applyDefaults() {
 	if s.ServerNodesCount == 0 {
 		s.ServerNodesCount = defaultServerNodes
 	}
+	if s.MaxWorkerNodes == 0 {
+		s.MaxWorkerNodes = defaultMaxWorkerNodes
+	}
 	if s.SystemVolumeMinSizeGB == 0 {
 		s.SystemVolumeMinSizeGB = defaultSystemVolumeMinGB
 	}
@@ -183,22 +191,13 @@ func (s *Settings) applyDefaults() {
 	s.RoleRequirements = req
 	s.OpenStack.applyDefaults()
 	s.Timeouts.applyDefaults()
+	s.Network.applyDefaults()
 }
 
+// validate reports the first problem of each part of the settings, all at once.
 func (s *Settings) validate() error {
-	if err := s.validateCore(); err != nil {
-		return err
-	}
-	if err := s.validateVolumes(); err != nil {
-		return err
-	}
-	if err := s.OpenStack.validate(); err != nil {
-		return err
-	}
-	if err := s.Timeouts.validate(); err != nil {
-		return err
-	}
-	return s.validateIntegrations()
+	return errors.Join(s.validateCore(), s.validateVolumes(), s.OpenStack.validate(), s.Network.validate(s.OpenStack.SubnetCIDR),
+		s.Timeouts.validate(), s.validateIntegrations())
 }
 
 func (s *Settings) validateCore() error {
@@ -228,6 +227,9 @@ func (s *Settings) validateCore() error {
 	}
 	if !validServerCount(s.ServerNodesCount) {
 		return fmt.Errorf("backend_settings.server_nodes_count: must be 1, 3 or 5 (etcd quorum), got %d", s.ServerNodesCount)
+	}
+	if s.MaxWorkerNodes < 1 || s.MaxWorkerNodes > maxMaxWorkerNodes {
+		return fmt.Errorf("backend_settings.max_worker_nodes: must be between 1 and %d, got %d", maxMaxWorkerNodes, s.MaxWorkerNodes)
 	}
 	if s.FlavorsRegex != "" {
 		re, err := regexp.Compile(s.FlavorsRegex)

@@ -78,7 +78,7 @@ func TestDecodeSettingsDefaults(t *testing.T) {
 	if s.CloudInit() == nil {
 		t.Error("no cloud-init template")
 	}
-	if o := s.OpenStack; o.SubnetCIDR != "10.42.0.0/22" || o.Interface != "public" || o.UserDomainName != "Default" ||
+	if o := s.OpenStack; o.SubnetCIDR != "10.200.0.0/22" || o.Interface != "public" || o.UserDomainName != "Default" ||
 		*o.Retries != 4 || !*o.VerifySSL || o.ProjectName != "k8s-clusters" || o.Tenant != "shared" || o.TenantRole != "admin" || o.ForceDestroy {
 		t.Errorf("openstack defaults not applied: %+v", o)
 	}
@@ -110,6 +110,8 @@ func TestDecodeSettingsErrorsNameTheKey(t *testing.T) {
 		{"servers", with(baseSettings(), "server_nodes_count", 2), "server_nodes_count"},
 		{"regex", with(baseSettings(), "flavors_regex", "m1.("), "flavors_regex"},
 		{"negative", with(baseSettings(), "managed_rancher_tenant_max_cpu", -1), "managed_rancher_tenant_max_cpu"},
+		{"max workers negative", with(baseSettings(), "max_worker_nodes", -1), "backend_settings.max_worker_nodes: must be between 1 and 10000"},
+		{"max workers huge", with(baseSettings(), "max_worker_nodes", 1<<40), "backend_settings.max_worker_nodes"},
 		{"small system volume", with(baseSettings(), "managed_rancher_worker_system_volume_size_gb", 10), "managed_rancher_worker_system_volume_size_gb"},
 		{"wrong type", with(baseSettings(), "vault_port", "eighty"), "vault_port"},
 		{"vault host", with(baseSettings(), "vault_host", nil), "vault_host"},

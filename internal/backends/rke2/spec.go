@@ -82,6 +82,35 @@ func (c *ClusterSpec) Node(r Role, i int) NodeSpec {
 	return l[min(i, len(l)-1)]
 }
 
+// shape is one node shape of a role and how many of the role's nodes have it.
+type shape struct {
+	node  NodeSpec
+	count int
+}
+
+// shapes lists the shapes a role's nodes use with their counts (node i has shape min(i, len-1):
+// the first shapes one node each, the last one the rest), so checks and totals work per shape,
+// not per node.
+func (c *ClusterSpec) shapes(r Role) []shape {
+	l, count := c.ServerNodes, c.Servers
+	if r == RoleAgent {
+		l, count = c.AgentNodes, c.Agents
+	}
+	if count <= 0 {
+		return nil
+	}
+	if len(l) == 0 {
+		return []shape{{count: count}}
+	}
+	n := min(count, len(l))
+	out := make([]shape, n)
+	for i := range n {
+		out[i] = shape{node: l[i], count: 1}
+	}
+	out[n-1].count += count - n
+	return out
+}
+
 // Default mount points and filesystems of the data volumes (spec/rancher.md §5.3).
 const (
 	StorageMountPoint  = "/opt/rke2_storage"
@@ -115,7 +144,7 @@ func ParseSpec(s *Settings, res backends.Resource) (ClusterSpec, error) {
 	if s.DeploymentMode == ModeManaged {
 		err = parseManaged(s, a, &spec)
 	} else {
-		err = parseSelfManaged(a, &spec)
+		err = parseSelfManaged(s, a, &spec)
 	}
 	if err != nil {
 		return spec, err
@@ -123,6 +152,9 @@ func ParseSpec(s *Settings, res backends.Resource) (ClusterSpec, error) {
 	if v, ok := res.Limits[s.ServerNodesComponent]; ok {
 		if spec.Servers, ok = toInt(v); !ok || spec.Servers < 0 {
 			return spec, fmt.Errorf("limits.%s: want a whole number, got %v", s.ServerNodesComponent, v)
+		}
+		if spec.Servers > maxServerNodes {
+			return spec, fmt.Errorf("limits.%s: a cluster has at most %d server nodes, not %d", s.ServerNodesComponent, maxServerNodes, spec.Servers)
 		}
 	}
 	v, ok := res.Limits[s.AgentNodesComponent]
@@ -133,13 +165,34 @@ func ParseSpec(s *Settings, res backends.Resource) (ClusterSpec, error) {
 		if spec.Agents, ok = toInt(v); !ok || spec.Agents < 0 {
 			return spec, fmt.Errorf("limits.%s: want a whole number, got %v", s.AgentNodesComponent, v)
 		}
+		if err := checkAgentCount(s, "limits."+s.AgentNodesComponent, spec.Agents); err != nil {
+			return spec, err
+		}
 	}
 	return spec, nil
+}
+
+// maxServerNodes is the most server nodes a cluster has (etcd quorum: 1, 3 or 5).
+const maxServerNodes = 5
+
+// maxDataVolumes is the most data volumes a node has: devices <driver>b to <driver>z.
+const maxDataVolumes = 25
+
+// checkAgentCount bounds the agents an order asks for by max_worker_nodes, before anything
+// counts or plans per node: worker_nodes_count was accepted up to 2^40.
+func checkAgentCount(s *Settings, key string, n int) error {
+	if n > s.MaxWorkerNodes {
+		return fmt.Errorf("%s: a cluster here has at most %d worker nodes (max_worker_nodes), not %d", key, s.MaxWorkerNodes, n)
+	}
+	return nil
 }
 
 func parseManaged(s *Settings, a attrs, spec *ClusterSpec) error {
 	var err error
 	if spec.Agents, err = a.integer("worker_nodes_count", false); err != nil {
+		return err
+	}
+	if err := checkAgentCount(s, "attributes.worker_nodes_count", spec.Agents); err != nil {
 		return err
 	}
 	flavor, err := a.str("worker_nodes_flavor_name", true)
@@ -181,7 +234,7 @@ func parseManaged(s *Settings, a attrs, spec *ClusterSpec) error {
 	return nil
 }
 
-func parseSelfManaged(a attrs, spec *ClusterSpec) error {
+func parseSelfManaged(s *Settings, a attrs, spec *ClusterSpec) error {
 	var err error
 	if spec.SSHPublicKey, err = a.str("ssh_public_key", false); err != nil {
 		return err
@@ -195,6 +248,10 @@ func parseSelfManaged(a attrs, spec *ClusterSpec) error {
 	}
 	if len(nodes) == 0 {
 		return fmt.Errorf("attributes.nodes: is required in self-managed mode (a list of nodes with role server or agent)")
+	}
+	if most := maxServerNodes + s.MaxWorkerNodes; len(nodes) > most {
+		return fmt.Errorf("attributes.nodes: a cluster here has at most %d nodes (%d servers and max_worker_nodes agents), not %d",
+			most, maxServerNodes, len(nodes))
 	}
 	for i, v := range nodes {
 		n, err := object(fmt.Sprintf("attributes.nodes[%d]", i), v)
@@ -212,7 +269,7 @@ func parseSelfManaged(a attrs, spec *ClusterSpec) error {
 		}
 	}
 	spec.Servers, spec.Agents = len(spec.ServerNodes), len(spec.AgentNodes)
-	return nil
+	return checkAgentCount(s, "attributes.nodes", spec.Agents)
 }
 
 func parseNode(n attrs) (Role, NodeSpec, error) {
@@ -239,6 +296,9 @@ func parseNode(n attrs) (Role, NodeSpec, error) {
 	vols, err := n.list("data_volumes")
 	if err != nil {
 		return 0, ns, err
+	}
+	if len(vols) > maxDataVolumes {
+		return 0, ns, fmt.Errorf("%s: a node has at most %d data volumes, not %d", n.key("data_volumes"), maxDataVolumes, len(vols))
 	}
 	for j, v := range vols {
 		dv, err := parseDataVolume(n.key(fmt.Sprintf("data_volumes[%d]", j)), v)

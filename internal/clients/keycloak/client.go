@@ -16,6 +16,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // service names Keycloak in StatusErrors.
@@ -106,7 +107,7 @@ func (c *Client) do(ctx context.Context, op string, fn func(ctx context.Context,
 		cctx, info := withCallInfo(ctx)
 		err = fn(cctx, token)
 		if info.status == http.StatusUnauthorized && attempt == 0 {
-			c.log.Debug("keycloak rejected the access token; fetching a new one", zap.String("op", op))
+			upstream.Log(ctx, c.log).Debug("keycloak rejected the access token; fetching a new one", zap.String("op", op))
 			c.tokens.invalidate(token)
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/upstream"
 	"go.uber.org/zap"
 )
 
@@ -43,7 +44,7 @@ func (c *Client) EnsureChildGroup(ctx context.Context, parent, parentDesc, child
 		}
 		cid, created, err := c.ensureChild(ctx, parent, pid, child, childDesc)
 		if isNotFound(err) && attempt == 0 {
-			c.log.Debug("cached keycloak parent group is gone; looking it up again", zap.String("group", parent))
+			upstream.Log(ctx, c.log).Debug("cached keycloak parent group is gone; looking it up again", zap.String("group", parent))
 			c.cache.dropParent(parent)
 			continue
 		}
@@ -59,13 +60,13 @@ func (c *Client) ensureParent(ctx context.Context, name, desc string) (string, e
 	if err == nil && !found {
 		id, err = c.createTop(ctx, name, desc)
 		if failure.HasStatus(err, http.StatusConflict) {
-			c.log.Debug("keycloak group was created concurrently; looking it up", zap.String("group", name))
+			upstream.Log(ctx, c.log).Debug("keycloak group was created concurrently; looking it up", zap.String("group", name))
 			id, found, err = c.findTopLevel(ctx, name)
 			if err == nil && !found {
 				err = fmt.Errorf("%s create group %q: conflict, yet no top-level group has that name", service, name)
 			}
 		} else if err == nil {
-			c.log.Info("created keycloak group", zap.String("group", name), zap.String("id", id))
+			upstream.Log(ctx, c.log).Info("created keycloak group", zap.String("group", name), zap.String("id", id))
 		}
 	}
 	if err != nil {
@@ -92,7 +93,7 @@ func (c *Client) ensureChild(ctx context.Context, parent, parentID, child, desc 
 			err = fmt.Errorf("%s create group %q under %q: conflict, yet no child has that name", service, child, parent)
 		}
 	case err == nil:
-		c.log.Info("created keycloak group", zap.String("group", child), zap.String("parent", parent), zap.String("id", id))
+		upstream.Log(ctx, c.log).Info("created keycloak group", zap.String("group", child), zap.String("parent", parent), zap.String("id", id))
 	}
 	if err != nil {
 		return "", false, err
@@ -181,7 +182,7 @@ func (c *Client) DeleteParentIfEmpty(ctx context.Context, parent string) (bool, 
 		deleted, err := c.deleteGroup(ctx, pid)
 		c.cache.dropParent(parent)
 		if deleted {
-			c.log.Info("deleted empty keycloak group", zap.String("group", parent), zap.String("id", pid))
+			upstream.Log(ctx, c.log).Info("deleted empty keycloak group", zap.String("group", parent), zap.String("id", pid))
 		}
 		return deleted, err
 	}

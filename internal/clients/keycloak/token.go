@@ -9,6 +9,8 @@ import (
 
 	"github.com/Nerzal/gocloak/v13"
 	"go.uber.org/zap"
+
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // maxSkew caps how long before expiry a token is renewed.
@@ -73,7 +75,7 @@ func (t *tokenSource) fetch(ctx context.Context) (string, error) {
 			return t.c.gc.RefreshToken(ctx, refresh, cfg.ClientID, "", url.PathEscape(cfg.UserRealm))
 		})
 		if err != nil {
-			t.c.log.Debug("keycloak token refresh failed; logging in again", zap.Error(err))
+			upstream.Log(ctx, t.c.log).Debug("keycloak token refresh failed; logging in again", zap.Error(err))
 			jwt = nil
 		}
 	}

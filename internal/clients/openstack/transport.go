@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
@@ -24,14 +23,18 @@ type HTTPOptions struct {
 	Logger    *zap.Logger
 }
 
-// WithUpstream applies the configuration's upstreams.openstack section where the offering's
-// backend_settings (request_timeout, retries) and the options (backoff) leave a value unset.
-func WithUpstream(o HTTPOptions, p backends.Params) HTTPOptions {
-	up := p.Upstreams.Get(upstream.OpenStack)
-	if _, set := p.Settings["request_timeout"]; !set {
+// Pinned says which options the caller's own settings chose (backend_settings request_timeout
+// and retries); the upstream section does not override those.
+type Pinned struct{ Timeout, Retries bool }
+
+// WithUpstream applies an upstream section (the configuration's upstreams.openstack) where the
+// options leave a value unset: the timeout and retries unless pinned, the backoff where the
+// options have none.
+func WithUpstream(o HTTPOptions, up upstream.Settings, pinned Pinned) HTTPOptions {
+	if !pinned.Timeout {
 		o.Timeout = up.TimeoutOr(o.Timeout)
 	}
-	if _, set := p.Settings["retries"]; !set {
+	if !pinned.Retries {
 		o.Retries = up.RetriesOr(o.Retries)
 	}
 	if o.WaitMin == 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/yaml11"
 )
 
 // Auth methods.
@@ -93,7 +94,7 @@ func (s *section) boolean(key string) bool {
 	if !ok || v == nil {
 		return false
 	}
-	b, ok := v.(bool)
+	b, ok := yaml11.Bool(v) // yes/no, on/off as in the rest of the file
 	if !ok {
 		s.fail(key, "expected true or false, got %T", v)
 	}

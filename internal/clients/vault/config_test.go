@@ -45,7 +45,7 @@ func TestParseConfigAccepts(t *testing.T) {
 			Config{Address: "https://v", Namespace: "team", Timeout: 5 * time.Second, BackoffMin: time.Second, BackoffMax: 3 * time.Second, Auth: AuthConfig{Method: "approle", RoleID: "r1", SecretID: secret.New("s3cr3t-id"), Mount: "ar"}}},
 		{"approle secret file", `{address: "https://v", auth: {method: approle, role_id: r1, secret_id_file: /etc/sid}}`, nil,
 			Config{Address: "https://v", Timeout: defaultTimeout, MaxRetries: defaultMaxRetries, BackoffMin: defaultBackoffMin, BackoffMax: defaultBackoffMax, Auth: AuthConfig{Method: "approle", RoleID: "r1", SecretIDFile: "/etc/sid", Mount: "approle"}}},
-		{"kubernetes defaults", `{address: "https://v", tls_skip_verify: true, auth: {method: kubernetes, role: site-agent}}`, []string{"VAULT_NAMESPACE=ns1"},
+		{"kubernetes defaults", `{address: "https://v", tls_skip_verify: yes, auth: {method: kubernetes, role: site-agent}}`, []string{"VAULT_NAMESPACE=ns1"},
 			Config{Address: "https://v", TLSSkipVerify: true, Namespace: "ns1", Timeout: defaultTimeout, MaxRetries: defaultMaxRetries, BackoffMin: defaultBackoffMin, BackoffMax: defaultBackoffMax,
 				Auth: AuthConfig{Method: "kubernetes", Role: "site-agent", Mount: "kubernetes", JWTFile: DefaultJWTFile}}},
 	}
@@ -95,7 +95,7 @@ func TestParseConfigRejects(t *testing.T) {
 		{"unknown key", `{address: "https://v", adress: x, auth: {method: token, token: x}}`, nil, "vault.adress: unknown key"},
 		{"unknown auth key", `{address: "https://v", auth: {method: token, token: x, roleid: y}}`, nil, "vault.auth.roleid: unknown key"},
 		{"address not string", `{address: 8200, auth: {method: token, token: x}}`, nil, "vault.address: expected a string, got int"},
-		{"skip verify not bool", `{address: "https://v", tls_skip_verify: "yes", auth: {method: token, token: x}}`, nil, "vault.tls_skip_verify: expected true or false"},
+		{"skip verify not bool", `{address: "https://v", tls_skip_verify: "maybe", auth: {method: token, token: x}}`, nil, "vault.tls_skip_verify: expected true or false"},
 		{"bad timeout", `{address: "https://v", timeout: 10, auth: {method: token, token: x}}`, nil, "vault.timeout: expected a string"},
 		{"bad duration", `{address: "https://v", timeout: soon, auth: {method: token, token: x}}`, nil, `vault.timeout: expected a positive duration such as 30s, got "soon"`},
 		{"retries range", `{address: "https://v", max_retries: 50, auth: {method: token, token: x}}`, nil, "vault.max_retries: must be between 0 and 10, got 50"},

@@ -1,5 +1,5 @@
 // Package vault connects site-agent to HashiCorp Vault: it resolves configuration references
-// (vault:<mount>/<path>#<key>) and implements backends.SecretStore on a KV secrets engine
+// (vault:<mount>/<path>#<key>) and keeps secrets (Store) on a KV secrets engine
 // (version 1 or 2, detected per mount the way the vault CLI does, through
 // sys/internal/ui/mounts/<path>).
 //
@@ -41,5 +41,8 @@
 // secret value; 5xx, 429 and network failures are marked transient (failure.IsTransient).
 //
 // It imports only Vault's client library (hashicorp/vault/api and its auth modules), never the
-// Vault server, and makes no network call until the first Resolve or store operation.
+// Vault server, and makes no network call until the first Resolve or store operation. Like
+// every client it takes plain values (the section as a map, secret.Secret) and imports neither
+// the configuration loader nor the backends: internal/agent adapts Resolver to config.Resolver
+// and Store to backends.SecretStore.
 package vault

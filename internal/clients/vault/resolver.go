@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/waldur/site-agent/internal/config"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -19,9 +18,9 @@ type Resolver struct {
 	cache map[string]map[string]any // secret path → data
 }
 
-// NewResolver builds a Resolver from the configuration's `vault` section; it matches
-// config.NewResolver. It validates the section and makes no network call.
-func NewResolver(section map[string]any) (config.Resolver, error) {
+// NewResolver builds a Resolver from the configuration's `vault` section (the agent adapts it to
+// config.NewResolver). It validates the section and makes no network call.
+func NewResolver(section map[string]any) (*Resolver, error) {
 	return newResolver(section, nil)
 }
 

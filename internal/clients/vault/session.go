@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/vault/api/auth/kubernetes"
 
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 // session owns an authenticated Vault client. It logs in lazily, renews the token once two
@@ -35,29 +36,49 @@ type session struct {
 }
 
 func newSession(cfg Config) (*session, error) {
-	ac := api.DefaultConfig()
-	if ac.Error != nil {
-		return nil, fmt.Errorf("vault client environment: %w", ac.Error)
-	}
-	ac.Address = cfg.Address
-	ac.Timeout = cfg.Timeout
-	ac.MaxRetries = cfg.MaxRetries
-	ac.MinRetryWait, ac.MaxRetryWait = cfg.BackoffMin, cfg.BackoffMax
-	ac.Backoff = retryablehttp.DefaultBackoff
-	if cfg.CACert != "" || cfg.TLSSkipVerify {
-		if err := ac.ConfigureTLS(&api.TLSConfig{CACert: cfg.CACert, Insecure: cfg.TLSSkipVerify}); err != nil {
-			return nil, fmt.Errorf("vault.ca_cert: %v", err)
-		}
+	ac, err := apiConfig(cfg)
+	if err != nil {
+		return nil, err
 	}
 	client, err := api.NewClient(ac)
 	if err != nil {
 		return nil, fmt.Errorf("vault.address: %v", err)
 	}
-	client.ClearToken() // never pick up VAULT_TOKEN implicitly: ParseConfig decided the token
+	// NewClient still reads VAULT_TOKEN, VAULT_NAMESPACE and VAULT_HEADERS: undo all three, so
+	// the configuration alone decides the token (ParseConfig), the namespace and the headers.
+	client.ClearToken()
+	client.SetHeaders(http.Header{api.RequestHeaderName: []string{"true"}})
 	if cfg.Namespace != "" {
 		client.SetNamespace(cfg.Namespace)
 	}
 	return &session{cfg: cfg, client: client, now: time.Now}, nil
+}
+
+// apiConfig builds the Vault client's configuration from the vault section alone. It does not
+// start from api.DefaultConfig, which reads VAULT_ADDR, VAULT_SKIP_VERIFY, VAULT_CACERT,
+// VAULT_CLIENT_CERT, VAULT_TLS_SERVER_NAME, VAULT_MAX_RETRIES and the other VAULT_* variables:
+// an environment variable must not turn certificate checks off or send the token elsewhere.
+// Redirects are not followed (DisableRedirects, and CheckRedirect on the HTTP client): the API
+// client would repeat the request, token included, to whatever host a 307 names.
+func apiConfig(cfg Config) (*api.Config, error) {
+	tr := upstream.Transport(upstream.TransportOptions{VerifyTLS: true})
+	ac := &api.Config{
+		Address:          cfg.Address,
+		HttpClient:       &http.Client{Transport: tr, CheckRedirect: upstream.NoRedirect},
+		Timeout:          cfg.Timeout,
+		MaxRetries:       cfg.MaxRetries,
+		MinRetryWait:     cfg.BackoffMin,
+		MaxRetryWait:     cfg.BackoffMax,
+		Backoff:          retryablehttp.DefaultBackoff,
+		CheckRetry:       upstream.ProbeAware(api.DefaultRetryPolicy), // diagnostics: a refused connection is not retried
+		DisableRedirects: true,
+	}
+	if cfg.CACert != "" || cfg.TLSSkipVerify {
+		if err := ac.ConfigureTLS(&api.TLSConfig{CACert: cfg.CACert, Insecure: cfg.TLSSkipVerify}); err != nil {
+			return nil, fmt.Errorf("vault.ca_cert: %v", err)
+		}
+	}
+	return ac, nil
 }
 
 // do runs op with a valid token. A 403 from a login method triggers one fresh login and retry,

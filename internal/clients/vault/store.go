@@ -3,17 +3,15 @@ package vault
 import (
 	"context"
 	"fmt"
-
-	"github.com/waldur/site-agent/internal/backends"
 )
 
-// Store is a backends.SecretStore on Vault KV (v1 or v2 per mount). It is safe for concurrent
-// use and meant to live as long as the agent: it keeps its token renewed (see session).
+// Store keeps secrets on Vault KV (v1 or v2 per mount): Put, Get and Delete by
+// "<mount>/<path>", the shape of backends.SecretStore, which the agent passes it as. It is safe
+// for concurrent use and meant to live as long as the agent: it keeps its token renewed (see
+// session).
 type Store struct {
 	s *session
 }
-
-var _ backends.SecretStore = (*Store)(nil)
 
 // NewStore builds a Store from the configuration's `vault` section. It validates the section and
 // makes no network call; the first operation logs in.

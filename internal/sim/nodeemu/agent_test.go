@@ -24,7 +24,7 @@ func importedCluster(t *testing.T, srv *httptest.Server, sim *ranchersim.Server,
 	}
 	post(t, srv.URL+"/v1/provisioning.cattle.io.clusters/fleet-default", sim.Token(), map[string]any{"metadata": map[string]any{"name": name}, "spec": spec}, &prov)
 	var crt struct{ ManifestURL string }
-	post(t, srv.URL+"/v3/clusterregistrationtokens", sim.Token(), map[string]any{"clusterId": prov.Status.ClusterName}, &crt)
+	postToken(t, srv.URL, sim.Token(), prov.Status.ClusterName, &crt)
 	return prov.Status.ClusterName, crt.ManifestURL
 }
 

@@ -20,6 +20,7 @@ type Cluster struct {
 
 	agent      *agent // set by the first Apply
 	reportErrs []string
+	etcd       Etcd // the servers' etcd members (etcd.go)
 }
 
 // ErrRefused marks a join that RKE2 would refuse (wrong order, server, token or name).
@@ -34,8 +35,16 @@ type member struct {
 // NewCluster returns an empty cluster that accepts token; with "" the initial server's token
 // becomes the cluster's, as RKE2's first server does with its configured token.
 func NewCluster(token string) *Cluster {
-	return &Cluster{token: token, nodes: map[string]*member{}}
+	return NewClusterWithEtcd(token, NewMemEtcd())
 }
+
+// NewClusterWithEtcd is NewCluster whose servers are members of e.
+func NewClusterWithEtcd(token string, e Etcd) *Cluster {
+	return &Cluster{token: token, nodes: map[string]*member{}, etcd: e}
+}
+
+// Etcd is the cluster's etcd membership.
+func (c *Cluster) Etcd() Etcd { return c.etcd }
 
 // Join adds a booted node that holds token and listens on addr, with RKE2's rules: the initial
 // server (no server URL) only into an empty cluster; any other node only through a live
@@ -71,6 +80,11 @@ func (c *Cluster) join(b Boot, token, addr string) error {
 	if token == "" || token != c.token {
 		return fmt.Errorf("%w: %s: the server refused the token", ErrRefused, b.NodeName)
 	}
+	if b.Role == "server" {
+		if err := c.etcd.Add(b.NodeName); err != nil {
+			return err
+		}
+	}
 	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, labels: b.Labels, up: true}
 	return nil
 }
@@ -92,21 +106,34 @@ func (c *Cluster) reachable(raw string) error {
 // Stop makes a node unreachable (its VM died): its Node turns NotReady.
 func (c *Cluster) Stop(name string) {
 	c.mu.Lock()
-	if m := c.nodes[name]; m != nil {
+	m := c.nodes[name]
+	if m != nil {
 		m.up = false
 	}
 	c.mu.Unlock()
+	if m != nil && m.role == "server" {
+		c.etcd.Down(name)
+	}
 	c.keep(c.report())
 }
 
 // Remove takes a node out of the cluster (its VM was deleted and its Node object with it, as
-// Rancher deletes it when the node is deleted there).
+// Rancher deletes it when the node is deleted there). A server's etcd member stays, dead,
+// until RemoveMember.
 func (c *Cluster) Remove(name string) {
 	c.mu.Lock()
+	m := c.nodes[name]
 	delete(c.nodes, name)
 	c.mu.Unlock()
+	if m != nil && m.role == "server" {
+		c.etcd.Down(name)
+	}
 	c.keep(c.report())
 }
+
+// RemoveMember removes a server's etcd member, as RKE2's managed-etcd controller does for a
+// Node annotated etcd.rke2.cattle.io/remove=true; true once it is gone.
+func (c *Cluster) RemoveMember(name string) (bool, error) { return c.etcd.Remove(name) }
 
 func (c *Cluster) keep(err error) {
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
 )
@@ -28,6 +29,21 @@ func post(t *testing.T, url, token string, in any, out any) int {
 	return resp.StatusCode
 }
 
+// postToken creates the cluster's registration token, posting again while Rancher answers 404
+// because the cluster's namespace is not there yet.
+func postToken(t *testing.T, base, token, clusterID string, out any) {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		code := post(t, base+"/v3/clusterregistrationtokens", token, map[string]any{"clusterId": clusterID}, out)
+		if code == http.StatusCreated {
+			return
+		}
+		if code != http.StatusNotFound || time.Since(start) > 5*time.Second {
+			t.Fatalf("registration token: HTTP %d", code)
+		}
+	}
+}
+
 // TestRegisterWithRancher: a rancher-bootstrapped node parsed from the golden user data
 // registers with the cluster's registration token under its name, roles and inventory
 // labels; a wrong token is refused.
@@ -41,7 +57,7 @@ func TestRegisterWithRancher(t *testing.T) {
 	post(t, srv.URL+"/v1/provisioning.cattle.io.clusters/fleet-default", sim.Token(), map[string]any{
 		"metadata": map[string]any{"name": "prod"}, "spec": map[string]any{"kubernetesVersion": "v1.31.7+rke2r1", "rkeConfig": map[string]any{}}}, &prov)
 	var crt struct{ Token string }
-	post(t, srv.URL+"/v3/clusterregistrationtokens", sim.Token(), map[string]any{"clusterId": prov.Status.ClusterName}, &crt)
+	postToken(t, srv.URL, sim.Token(), prov.Status.ClusterName, &crt)
 	b := golden(t, "rancher-server-initial.yaml")
 	if !strings.HasPrefix(b.RancherURL, "https://") {
 		t.Fatalf("rancher URL %q not parsed", b.RancherURL)

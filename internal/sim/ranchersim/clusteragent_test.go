@@ -19,11 +19,7 @@ func provClusterWithToken(t *testing.T, c *client, name string, rkeConfig bool) 
 		t.Fatalf("create %s: %d %v", name, code, body)
 	}
 	cid := body["status"].(map[string]any)["clusterName"].(string)
-	code, tok, _ := c.do("POST", "/v3/clusterregistrationtokens", `{"type":"clusterRegistrationToken","clusterId":"`+cid+`"}`)
-	if code != 201 {
-		t.Fatalf("token: %d %v", code, tok)
-	}
-	return cid, tok["token"].(string)
+	return cid, postToken(t, c, cid)["token"].(string)
 }
 
 func nodeStates(s *Server, cid string) map[string]string {

@@ -1,7 +1,8 @@
 // Package ranchersim is a strict, stateful simulator of the part of Rancher's v3 API that the
 // rancher backend uses, in front of a real Kubernetes API server (from kubeenv in tests):
 //
-//   - GET /v3 (with the X-API-Schemas header) and /v3/schemas, which norman's clientbase reads;
+//   - GET /v3 (with the X-API-Schemas header: the agent's diagnostics check it is there) and
+//     /v3/schemas, which schema-driven clients such as norman's clientbase read;
 //   - clusters by id (and list), the caller's own token (/v3/tokens/<access key>);
 //   - projects: list with filters (clusterId, name, id, …), limit=-1 or pages with
 //     pagination.next, create, get, update (PUT), delete — deleting a project deletes its
@@ -11,6 +12,8 @@
 //   - /v3/clusters/<id>/namespaces: read and written through to the Kubernetes API server;
 //   - /k8s/clusters/<id>/…: a reverse proxy to the Kubernetes API server, authenticated with
 //     the Rancher token and forwarded with the server's admin token, 404 for unknown clusters;
+//   - fleet-default's secrets through the v1 API, the Steve way (secrets.go), and what Rancher's
+//     planner does with the registry secrets a provisioning cluster names (rkeconfig.go);
 //   - the v1 provisioning API and v3 nodes of RKE2 clusters (provisioning.go, nodes.go), with
 //     simulator-only stand-ins for what runs on the nodes: the system agent's registration
 //     (RegisterEndpoint, clusters with an rkeConfig) and an imported cluster's agent reporting

@@ -19,6 +19,9 @@ func (s *Server) k8sProxy(cid, tail string) http.HandlerFunc {
 			return
 		}
 		proxy := s.kubeProxy(cid)
+		if proxy == nil && s.serveNode(w, r, cid, tail) {
+			return
+		}
 		if proxy == nil {
 			writeError(w, http.StatusServiceUnavailable, "ClusterUnavailable", "cluster agent is not connected")
 			return

@@ -17,6 +17,8 @@ import (
 //     drops its tunnels;
 //   - /v3/clusterregistrationtokens (list with clusterId/id/name filters, create, get) hands out
 //     the registration token, whose manifestUrl is <server>/v3/import/<token>_<clusterId>.yaml;
+//     for Options.NamespaceDelay after a cluster's create, a create is 404 (the namespace is
+//     not there yet);
 //   - GET /v3/import/<token>_<clusterId>.yaml (no authentication, like Rancher's) renders the
 //     import manifest: the cattle-system namespace, the cattle service account bound to the
 //     cattle-admin cluster role, the cattle-credentials-<hash> Secret with the server URL and
@@ -201,8 +203,17 @@ func (s *Server) createTokenCRT(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.st.clusters[cid] == nil {
+	c := s.st.clusters[cid]
+	if c == nil {
 		fieldError(w, "InvalidReference", "clusterId", "cluster "+cid+" not found")
+		return
+	}
+	// Registration tokens live in the cluster's namespace, which Rancher's controllers make a
+	// moment after the cluster: on v2.12.0 a token POSTed right after POST /v3/clusters (or a
+	// v1 provisioning cluster's create) was answered 404 `namespaces "c-xxxxx" not found`
+	// (shared/recipes/rancher-server, issue 16). Clusters given in Options exist from the start.
+	if c.imp != nil && time.Since(c.imp.created) < s.opts.NamespaceDelay {
+		writeError(w, http.StatusNotFound, "NotFound", `namespaces "`+cid+`" not found`)
 		return
 	}
 	name := s.st.newName("crt-", func(n string) bool { return s.tokens[cid+":"+n] != nil })

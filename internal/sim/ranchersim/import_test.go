@@ -25,11 +25,53 @@ func importCluster(t *testing.T, c *client, name string) (id string, token map[s
 		t.Fatalf("create cluster: %d %v", code, body)
 	}
 	id = body["id"].(string)
-	code, token, _ = c.do("POST", "/v3/clusterregistrationtokens", `{"type":"clusterRegistrationToken","clusterId":"`+id+`"}`)
-	if code != 201 {
-		t.Fatalf("create token: %d %v", code, token)
+	return id, postToken(t, c, id)
+}
+
+// postToken creates a registration token for cluster id, posting again while the cluster's
+// namespace is missing (404), as clients must.
+func postToken(t *testing.T, c *client, id string) map[string]any {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		code, token, _ := c.do("POST", "/v3/clusterregistrationtokens", `{"type":"clusterRegistrationToken","clusterId":"`+id+`"}`)
+		switch {
+		case code == 201:
+			return token
+		case code != 404 || token["message"] != `namespaces "`+id+`" not found` || time.Since(start) > 5*time.Second:
+			t.Fatalf("create token: %d %v", code, token)
+		}
 	}
-	return id, token
+}
+
+// A registration token POSTed before Rancher made the cluster's namespace is 404 (nothing is
+// made); once the namespace is there it is created. Clusters that exist from the start have
+// their namespace.
+func TestRegistrationTokenWaitsForTheNamespace(t *testing.T) {
+	_, c := newSim(t, Options{NamespaceDelay: 40 * time.Millisecond})
+	code, body, _ := c.do("POST", "/v3/clusters", `{"type":"cluster","name":"fresh"}`)
+	if code != 201 {
+		t.Fatalf("create cluster: %d %v", code, body)
+	}
+	id, start := body["id"].(string), time.Now()
+	code, tok, _ := c.do("POST", "/v3/clusterregistrationtokens", `{"type":"clusterRegistrationToken","clusterId":"`+id+`"}`)
+	if code != 404 || tok["code"] != "NotFound" || tok["message"] != `namespaces "`+id+`" not found` {
+		t.Fatalf("token right after the cluster: %d %v, want 404 for the namespace", code, tok)
+	}
+	if _, list, _ := c.do("GET", "/v3/clusterregistrationtokens?clusterId="+id, ""); len(list["data"].([]any)) != 0 {
+		t.Fatalf("the 404 made a token: %v", list)
+	}
+	postToken(t, c, id)
+	if waited := time.Since(start); waited < 30*time.Millisecond {
+		t.Fatalf("token made after %s, before the namespace", waited)
+	}
+	if code, tok, _ := c.do("POST", "/v3/clusterregistrationtokens", `{"clusterId":"c-m-sim00001"}`); code != 201 {
+		t.Fatalf("token of a configured cluster: %d %v", code, tok)
+	}
+	_, c2 := newSim(t, Options{NamespaceDelay: -1})
+	_, body, _ = c2.do("POST", "/v3/clusters", `{"type":"cluster","name":"fresh"}`)
+	if code, tok, _ := c2.do("POST", "/v3/clusterregistrationtokens", `{"clusterId":"`+body["id"].(string)+`"}`); code != 201 {
+		t.Fatalf("NamespaceDelay -1: %d %v", code, tok)
+	}
 }
 
 func TestClusterImportAPI(t *testing.T) {

@@ -53,6 +53,11 @@ type Options struct {
 	// StatsInterval is how often an active imported cluster's Nodes are listed again through
 	// its tunnel for its totals (default 1 min; Rancher watches them instead).
 	StatsInterval time.Duration
+	// NamespaceDelay is how long after its create a cluster's namespace (c-xxxxx, where its
+	// registration tokens live) is missing, so that a registration token POSTed meanwhile is
+	// answered 404 `namespaces "c-xxxxx" not found` (default 50 ms; negative: never). See
+	// createTokenCRT.
+	NamespaceDelay time.Duration
 	// Seed makes generated ids deterministic.
 	Seed int64
 	// Logf, when set, receives one line per request.
@@ -69,14 +74,17 @@ type Server struct {
 	st          *state
 	calls       map[string]int
 	violations  []string
-	tokens      map[string]*Token        // cluster registration tokens by id
-	tun         *tunnels                 // the agent connect endpoint (tunnel.go)
-	prov        map[string]*provCluster  // v1 provisioning clusters by name (provisioning.go)
-	nodes       map[string]*simNode      // v3 nodes by id (nodes.go)
-	crtbs       map[string]*crtb         // cluster role template bindings by id (crtb.go)
-	hung        map[string]bool          // node names whose drains never finish
-	kubeconfigs map[string][]string      // kubeconfig tokens by cluster id (kubeconfig.go)
-	cleanups    map[string]CleanupResult // what deleting an imported cluster deployed (cleanup.go)
+	tokens      map[string]*Token            // cluster registration tokens by id
+	tun         *tunnels                     // the agent connect endpoint (tunnel.go)
+	prov        map[string]*provCluster      // v1 provisioning clusters by name (provisioning.go)
+	nodes       map[string]*simNode          // v3 nodes by id (nodes.go)
+	crtbs       map[string]*crtb             // cluster role template bindings by id (crtb.go)
+	hung        map[string]bool              // node names whose drains never finish
+	kubeconfigs map[string][]string          // kubeconfig tokens by cluster id (kubeconfig.go)
+	cleanups    map[string]CleanupResult     // what deleting an imported cluster deployed (cleanup.go)
+	nodeAnn     map[string]map[string]string // downstream Node annotations by v3 node id (etcdnodes.go)
+	etcdRemover EtcdRemover                  // the emulated etcd (etcdnodes.go)
+	secrets     map[string]*simSecret        // fleet-default's secrets by name (secrets.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -112,9 +120,12 @@ func New(o Options) *Server {
 	if o.StatsInterval <= 0 {
 		o.StatsInterval = time.Minute
 	}
+	if o.NamespaceDelay == 0 {
+		o.NamespaceDelay = 50 * time.Millisecond
+	}
 	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
-		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, cleanups: map[string]CleanupResult{},
-		Injector: simfault.New(faultProfile)}
+		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{},
+		cleanups: map[string]CleanupResult{}, secrets: map[string]*simSecret{}, Injector: simfault.New(faultProfile)}
 	s.tun = newTunnels()
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)

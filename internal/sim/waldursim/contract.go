@@ -32,6 +32,9 @@ type opInfo struct {
 	Query            map[string]*openapi3.Parameter // declared query parameters
 	Paginated        bool                           // declares page/page_size
 	HasBody          bool                           // declares a request body
+	// Since is the first Waldur release serving the operation: set for the addendum's
+	// operations, which a simulator reporting an older version answers with 404.
+	Since string
 }
 
 // contract is the parsed, errata-corrected contract shared by all servers.
@@ -52,17 +55,20 @@ var (
 
 // loadContract parses the embedded contract once per process: tests create many servers.
 func loadContract() (*contract, error) {
-	contractOnce.Do(func() { sharedContract, contractErr = parseContract(contractYAML) })
+	contractOnce.Do(func() { sharedContract, contractErr = parseContract(contractYAML, addendumYAML) })
 	return sharedContract, contractErr
 }
 
-func parseContract(raw []byte) (*contract, error) {
+func parseContract(raw, addendum []byte) (*contract, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(raw)
 	if err != nil {
 		return nil, fmt.Errorf("load contract: %w", err)
 	}
 	if err := applyErrata(doc); err != nil {
+		return nil, err
+	}
+	if err := mergeAddendum(doc, addendum); err != nil {
 		return nil, err
 	}
 	router, err := legacy.NewRouter(doc, openapi3.DisableExamplesValidation())
@@ -81,7 +87,7 @@ func parseContract(raw []byte) (*contract, error) {
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			info := &opInfo{ID: op.OperationID, Method: method, Path: path, Op: op,
-				Query: map[string]*openapi3.Parameter{}, HasBody: op.RequestBody != nil}
+				Query: map[string]*openapi3.Parameter{}, HasBody: op.RequestBody != nil, Since: since(op)}
 			info.Route = &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op}
 			for _, p := range append(item.Parameters, op.Parameters...) {
 				if p.Value != nil && p.Value.In == openapi3.ParameterInQuery {

@@ -2,7 +2,9 @@
 // endpoints the site agent uses. It is an http.Handler meant for tests and demos.
 //
 // Every request is checked against Waldur's official OpenAPI contract (8.0.5, trimmed by
-// tools/trimcontract and embedded): unknown paths, wrong methods, undeclared query parameters,
+// tools/trimcontract and embedded) and a dated, hand-written addendum for the later operations
+// the agent uses (resource projects, membership sync statuses: addendum.go), which are served
+// only when Options.Version is at least their first release: unknown paths, wrong methods, undeclared query parameters,
 // malformed bodies and wrong types are answered with 404/405/400 and recorded as violations, and
 // every response the simulator produces is validated against the contract's response schema so
 // that a client decoding it decodes real Waldur shapes. State changes follow Waldur

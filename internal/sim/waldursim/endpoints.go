@@ -87,6 +87,14 @@ var endpoints = map[string]endpoint{
 	"marketplace_site_agent_services_register_processor":            {fn: (*Server).registerProcessor},
 	"event_subscriptions_create_queue":                              {fn: (*Server).createQueue},
 	"event_subscriptions_destroy":                                   {fn: (*Server).deleteSubscription},
+
+	// The contract addendum (addendum.go).
+	"marketplace_provider_resource_projects_list":                 {fn: (*Server).resourceProjectsList, filters: []string{"resource_uuid", "name", "resource"}},
+	"marketplace_provider_resource_projects_list_users_list":      {fn: (*Server).listUsers},
+	"marketplace_provider_resource_projects_set_state_ok":         {fn: (*Server).resourceProjectSetOK},
+	"marketplace_provider_resource_projects_set_state_erred":      {fn: (*Server).resourceProjectSetErred},
+	"marketplace_provider_resources_list_users_list":              {fn: (*Server).listUsers},
+	"marketplace_provider_resources_set_membership_sync_statuses": {fn: (*Server).setMembershipSyncStatuses},
 }
 
 var resourceUnmodelled = []string{"parent_name", "parent_offering_name", "parent_offering_slug",

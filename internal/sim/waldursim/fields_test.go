@@ -11,26 +11,28 @@ import (
 // for field= on every operation that declares it: each must be rendered with a conforming
 // value, except the documented unmodelled ones, which are refused up front.
 func TestEverySelectableFieldIsRendered(t *testing.T) {
-	w := newWorld(t, Options{})
+	w := newWorld(t, Options{Version: AddendumVersion})
 	o := w.sim.AddOrder(Order{OfferingUUID: offeringID, ProjectUUID: projectID, PlanUUID: planID, ResourceName: "x"})
 	w.sim.AddComponentUsage(ComponentUsage{ResourceUUID: w.resource.UUID, Type: "cpu", Amount: 1,
 		UserUsages: []UserUsage{{Username: "a", Usage: 1}}})
 	w.sim.AddSSHKey(SSHKey{UserUUID: w.users[0].UUID, Name: "k", PublicKey: "ssh-rsa AAAA"})
 	paths := map[string]string{
-		"users_me_retrieve":                           "/api/users/me/",
-		"marketplace_provider_offerings_retrieve":     "/api/marketplace-provider-offerings/" + offeringID + "/",
-		"marketplace_service_providers_list":          "/api/marketplace-service-providers/",
-		"marketplace_service_providers_keys_list":     "/api/marketplace-service-providers/" + w.provider.UUID + "/keys/",
-		"marketplace_service_providers_projects_list": "/api/marketplace-service-providers/" + w.provider.UUID + "/projects/",
-		"marketplace_orders_list":                     "/api/marketplace-orders/",
-		"marketplace_orders_retrieve":                 "/api/marketplace-orders/" + o.UUID + "/",
-		"marketplace_provider_resources_list":         "/api/marketplace-provider-resources/",
-		"marketplace_provider_resources_retrieve":     "/api/marketplace-provider-resources/" + w.resource.UUID + "/",
-		"marketplace_resources_list":                  "/api/marketplace-resources/",
-		"marketplace_offering_users_list":             "/api/marketplace-offering-users/",
-		"marketplace_component_usages_list":           "/api/marketplace-component-usages/",
-		"marketplace_component_user_usages_list":      "/api/marketplace-component-user-usages/",
-		"projects_list":                               "/api/projects/",
+		"users_me_retrieve":                                      "/api/users/me/",
+		"marketplace_provider_offerings_retrieve":                "/api/marketplace-provider-offerings/" + offeringID + "/",
+		"marketplace_service_providers_list":                     "/api/marketplace-service-providers/",
+		"marketplace_service_providers_keys_list":                "/api/marketplace-service-providers/" + w.provider.UUID + "/keys/",
+		"marketplace_service_providers_projects_list":            "/api/marketplace-service-providers/" + w.provider.UUID + "/projects/",
+		"marketplace_orders_list":                                "/api/marketplace-orders/",
+		"marketplace_orders_retrieve":                            "/api/marketplace-orders/" + o.UUID + "/",
+		"marketplace_provider_resources_list":                    "/api/marketplace-provider-resources/",
+		"marketplace_provider_resources_retrieve":                "/api/marketplace-provider-resources/" + w.resource.UUID + "/",
+		"marketplace_resources_list":                             "/api/marketplace-resources/",
+		"marketplace_offering_users_list":                        "/api/marketplace-offering-users/",
+		"marketplace_component_usages_list":                      "/api/marketplace-component-usages/",
+		"marketplace_component_user_usages_list":                 "/api/marketplace-component-user-usages/",
+		"projects_list":                                          "/api/projects/",
+		"marketplace_provider_resource_projects_list_users_list": "/api/marketplace-provider-resource-projects/" + w.grantedProject().UUID + "/list_users/",
+		"marketplace_provider_resources_list_users_list":         "/api/marketplace-provider-resources/" + w.resource.UUID + "/list_users/",
 	}
 	requests := 0
 	for _, id := range w.sim.c.operationIDs() {
@@ -68,4 +70,12 @@ func TestEverySelectableFieldIsRendered(t *testing.T) {
 		t.Errorf("%d unmodelled-field refusals, want %d", unmodelled, 3*len(resourceUnmodelled))
 	}
 	t.Logf("%d field selections checked", requests)
+}
+
+// grantedProject adds a resource project with one grant, and a grant on the resource.
+func (w *world) grantedProject() ResourceProject {
+	rp := w.sim.AddResourceProject(ResourceProject{ResourceUUID: w.resource.UUID, Name: "web"})
+	w.sim.GrantRole(rp.UUID, w.users[0].UUID, "project_member")
+	w.sim.GrantRole(w.resource.UUID, w.users[1].UUID, "resource_admin")
+	return rp
 }

@@ -10,7 +10,7 @@ func (s *Server) usersMe(c *call) result {
 }
 
 func (s *Server) version(c *call) result {
-	return ok(map[string]any{"version": ContractVersion})
+	return ok(map[string]any{"version": s.opts.Version})
 }
 
 func (s *Server) planRetrieve(c *call) result {

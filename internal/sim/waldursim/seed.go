@@ -319,3 +319,17 @@ func anyOf[T any](xs []*T, pred func(*T) bool) bool {
 	}
 	return false
 }
+
+// SetPluginOptions merges options into an offering's plugin_options (as an offering update
+// would), e.g. enable_membership_sync_status.
+func (s *Server) SetPluginOptions(offeringUUID string, options map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, _ := s.st.offerings.get(s.st.mustRef("offering", offeringUUID, &s.st.offerings))
+	if o.PluginOptions == nil {
+		o.PluginOptions = map[string]any{}
+	}
+	for k, v := range options {
+		o.PluginOptions[k] = cloneAny(v)
+	}
+}

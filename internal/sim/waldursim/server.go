@@ -32,6 +32,10 @@ type Options struct {
 	// Broker, when set, receives the queues create_queue declares and the events published
 	// when orders, roles, resources, accounts and offering users change (events.go).
 	Broker EventBroker
+	// Version is the Waldur release /api/version/ reports; default ContractVersion. The
+	// addendum's operations (addendum.go) are served only from their first release on: an
+	// older version answers them 404, as that Waldur would.
+	Version string
 }
 
 // Server is the simulator. It implements http.Handler and is safe for concurrent use.
@@ -64,6 +68,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Version == "" {
+		opts.Version = ContractVersion
 	}
 	s := &Server{opts: opts, validate: true, c: c, st: newState(), calls: map[string]int{},
 		Injector: simfault.New(faultProfile)}
@@ -117,6 +124,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	op, params, err := s.c.findRoute(r)
+	if err == nil && op.Since != "" && !versionAtLeast(s.opts.Version, op.Since) {
+		err = errPathNotFound // this Waldur release does not have the operation yet
+	}
 	switch {
 	case errors.Is(err, errPathNotFound):
 		s.violation(r.Method, r.URL.Path, "unknown path")

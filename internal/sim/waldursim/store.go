@@ -88,6 +88,9 @@ type state struct {
 	services         table[agentService]
 	subscriptions    table[EventSubscription]
 	backendResources table[BackendResource]
+	resourceProjects table[ResourceProject]
+	grants           map[string][]RoleGrant        // resource or resource project -> roles
+	syncStatuses     map[string][]MemberSyncStatus // resource -> last reported statuses
 	me               currentUser
 	rng              *rand.Rand
 	pending          []event // published when the lock is released (events.go)
@@ -96,7 +99,8 @@ type state struct {
 func newState() *state {
 	return &state{
 		members: map[string]map[string]string{},
-		rng:     rand.New(rand.NewPCG(0x5a17e, 0xa6e17)),
+		grants:  map[string][]RoleGrant{}, syncStatuses: map[string][]MemberSyncStatus{},
+		rng: rand.New(rand.NewPCG(0x5a17e, 0xa6e17)),
 	}
 }
 

@@ -55,7 +55,12 @@ func newWorld(t *testing.T) *world {
 	w.api("POST", "/v3/clusters", `{"type":"cluster","name":"vc-tunnel"}`, &c)
 	w.id = c["id"].(string)
 	var tok map[string]any
-	w.api("POST", "/v3/clusterregistrationtokens", `{"type":"clusterRegistrationToken","clusterId":"`+w.id+`"}`, &tok)
+	for start := time.Now(); w.api("POST", "/v3/clusterregistrationtokens", `{"type":"clusterRegistrationToken","clusterId":"`+w.id+`"}`, &tok) == http.StatusNotFound; {
+		if time.Since(start) > 5*time.Second { // Rancher makes the cluster's namespace a moment after the cluster
+			t.Fatal("the registration token stays 404")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	w.token = tok["token"].(string)
 	return w
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
 	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
@@ -75,7 +76,7 @@ func (in *Infra) ClearLeftovers(ctx context.Context, c rke2.ClusterRef) error {
 		return true
 	}
 	return tenant.Clear(ctx, tenant.ServicesOf(admin.Clients), scope, tenant.ClearOptions{Kinds: kinds, Keep: keep,
-		Force: in.settings.OpenStack.ForceDestroy, Wait: forceWait, PollEvery: forcePoll, What: "cluster " + c.Name, Log: in.log,
+		Force: in.settings.OpenStack.ForceDestroy, Wait: forceWait, PollEvery: forcePoll, What: "cluster " + c.Name, Log: backends.Log(ctx, in.log),
 		Refuse: func(inv tenant.Inventory) error {
 			left := inv.Filter(func(_ string, o tenant.Leftover) bool { return !o.Busy })
 			if left.Empty() {

@@ -27,8 +27,8 @@ func (n need) add(svc tenant.Service, key string, v int) {
 }
 
 // largestOrder is the biggest cluster the offering allows: 5 servers of the server flavor,
-// the load balancer, and (when the worker_nodes component has a limit) that many agents at
-// their role's minimum; basis says what was counted.
+// the load balancer, and (when the worker_nodes component has a limit) that many agents, at
+// most max_worker_nodes, at their role's minimum; basis says what was counted.
 func (in *Infra) largestOrder(ctx context.Context, cl *conn) (need, string, error) {
 	s := in.settings
 	n := need{}
@@ -81,7 +81,7 @@ func (in *Infra) maxAgents() int {
 	if !ok || c.Limit == nil || *c.Limit <= 0 {
 		return 0
 	}
-	return int(*c.Limit)
+	return int(min(*c.Limit, float64(in.settings.MaxWorkerNodes))) // no order gets more
 }
 
 // capped: no cluster exceeds the tenant maxima (the evaluator refuses it).

@@ -17,6 +17,7 @@ import (
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
 	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
 var _ rke2.Infra = (*Infra)(nil)
@@ -71,13 +72,12 @@ func New(s *rke2.Settings, o Options) (*Infra, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	nested := backends.Params{Upstreams: o.Params.Upstreams}
-	if m, ok := o.Params.Settings["openstack"].(map[string]any); ok {
-		nested.Settings = m
-	}
+	nested, _ := o.Params.Settings["openstack"].(map[string]any)
+	_, timeout := nested["request_timeout"]
+	_, retries := nested["retries"]
 	hc := osc.NewHTTPClient(osc.WithUpstream(osc.HTTPOptions{Base: o.Transport, VerifyTLS: *s.OpenStack.VerifySSL, RootCAs: pool,
 		Retries: *s.OpenStack.Retries, Timeout: s.OpenStack.RequestTimeout, WaitMin: o.RetryWaitMin, WaitMax: o.RetryWaitMax,
-		Logger: log}, nested))
+		Logger: log}, o.Params.Upstreams.Get(upstream.OpenStack), osc.Pinned{Timeout: timeout, Retries: retries}))
 	return &Infra{settings: s, log: log, hc: hc, components: o.Params.Components, clusters: map[string]*conn{}}, nil
 }
 

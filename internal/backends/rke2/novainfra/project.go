@@ -8,6 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/projects"
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 	"github.com/waldur/site-agent/internal/failure"
@@ -88,7 +89,7 @@ func (in *Infra) project(ctx context.Context, admin *conn, c rke2.ClusterRef, cr
 			p.Name, p.ID, ownerTag(c), c.Name, failure.ErrDuplicate)
 	}
 	if made {
-		in.log.Info("openstack project created", zap.String("cluster", c.Name), zap.String("project", p.Name), zap.String("project_id", p.ID))
+		backends.Log(ctx, in.log).Info("openstack project created", zap.String("cluster", c.Name), zap.String("project", p.Name), zap.String("project_id", p.ID))
 	}
 	return p, nil
 }
@@ -180,6 +181,6 @@ func (in *Infra) dropProject(ctx context.Context, cl *conn, c rke2.ClusterRef) e
 	in.mu.Lock()
 	delete(in.clusters, c.UUID)
 	in.mu.Unlock()
-	in.log.Info("openstack project deleted", zap.String("cluster", c.Name), zap.String("project_id", cl.ProjectID))
+	backends.Log(ctx, in.log).Info("openstack project deleted", zap.String("cluster", c.Name), zap.String("project_id", cl.ProjectID))
 	return nil
 }

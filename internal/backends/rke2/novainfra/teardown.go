@@ -15,6 +15,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"go.uber.org/zap"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
 	"github.com/waldur/site-agent/internal/failure"
@@ -58,7 +59,7 @@ func (in *Infra) DeleteServer(ctx context.Context, c rke2.ClusterRef, s rke2.Ser
 			return osc.NeutronErr("delete port "+p.Name, err)
 		}
 	}
-	in.log.Info("server deleted", zap.String("cluster", c.Name), zap.String("server", s.Name), zap.String("id", s.ID))
+	backends.Log(ctx, in.log).Info("server deleted", zap.String("cluster", c.Name), zap.String("server", s.Name), zap.String("id", s.ID))
 	return nil
 }
 

@@ -1,0 +1,248 @@
+package assembly
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/waldur/site-agent/internal/backends/rke2"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
+	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/upstream"
+)
+
+const uuid = "0123456789abcdef0123456789abcdef"
+
+// newSim is rke2's Rancher port on the shared client, against the Rancher simulator, with fast
+// retries.
+func newSim(t *testing.T) (*ranchersim.Server, rancherPort, string) {
+	t.Helper()
+	sim := ranchersim.New(ranchersim.Options{Seed: 1, NodeActiveAfter: 20 * time.Millisecond, DrainDuration: 20 * time.Millisecond,
+		ProvisionDeleteDelay: 20 * time.Millisecond})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	retries := 8
+	c, err := rancherapi.New(rancherapi.Config{URL: srv.URL, Token: secret.New(sim.Token()),
+		Upstream: upstream.Settings{Retries: &retries, BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond}}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			sim.AssertNoViolations(t)
+		}
+	})
+	return sim, rancherPort{c: c}, srv.URL
+}
+
+// register plays a node's system agent with the cluster's registration token.
+func register(t *testing.T, base string, token secret.Secret, name string, labels map[string]string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"nodeName": name, "roles": []string{"etcd", "controlplane"}, "labels": labels, "cpu": 8, "memoryMiB": 16384})
+	req, _ := http.NewRequest(http.MethodPost, base+ranchersim.RegisterEndpoint, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token.Reveal())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("register %s: %v %v", name, err, resp)
+	}
+	resp.Body.Close()
+}
+
+// registration waits out the simulator's 404 for a cluster whose namespace Rancher has not made
+// yet (the fast retries give up before it is there; the backend's next pass would ask again).
+func registration(t *testing.T, c rancherPort, rc rke2.RancherCluster) rke2.Registration {
+	t.Helper()
+	var reg rke2.Registration
+	waitFor(t, "the registration token", func() bool {
+		var err error
+		reg, err = c.Registration(context.Background(), rc)
+		if err != nil && !errors.Is(err, failure.ErrNotReady) {
+			t.Fatal(err)
+		}
+		return err == nil
+	})
+	return reg
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for start := time.Now(); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestClusterLifecycle: create (idempotent), registration token (stable), a node registers,
+// is labelled, drained and deleted; capacity sums the nodes; bindings are made once and
+// removed; the cluster is deleted (not ready until gone).
+func TestClusterLifecycle(t *testing.T) {
+	ctx := context.Background()
+	sim, c, base := newSim(t)
+	ref := rke2.ClusterRef{UUID: uuid, Name: "prod"}
+	spec := rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1", CNI: "cilium", DataDir: "/opt/rke2_storage"}
+	rc, err := c.EnsureCluster(ctx, ref, spec)
+	if err != nil || rc.ManagementID == "" || !strings.HasPrefix(rc.ManagementID, "c-m-") {
+		t.Fatalf("ensure: %+v %v", rc, err)
+	}
+	again, err := c.EnsureCluster(ctx, ref, spec)
+	if err != nil || again.ManagementID != rc.ManagementID {
+		t.Fatalf("second ensure: %+v %v", again, err)
+	}
+	if _, err := c.EnsureCluster(ctx, rke2.ClusterRef{UUID: "ffff" + uuid[4:], Name: "prod"}, spec); !errors.Is(err, failure.ErrDuplicate) {
+		t.Fatalf("another resource's cluster of the same name: %v", err)
+	}
+	if _, err := c.Registration(ctx, rke2.RancherCluster{Name: "prod"}); !errors.Is(err, failure.ErrNotReady) {
+		t.Fatalf("registration before the management id: %v", err)
+	}
+	reg := registration(t, c, rc)
+	reg2, err2 := c.Registration(ctx, rc)
+	tok := reg.Token
+	if err2 != nil || tok.Reveal() == "" || tok.Reveal() != reg2.Token.Reveal() {
+		t.Fatalf("tokens %v (equal: %v)", err2, tok.Reveal() == reg2.Token.Reveal())
+	}
+	if want := base + "/v3/import/" + tok.Reveal() + "_" + rc.ManagementID + ".yaml"; reg.ManifestURL.Reveal() != want || reg2.ManifestURL.Reveal() != want {
+		t.Fatalf("manifest URL %q, want %q", reg.ManifestURL.Reveal(), want)
+	}
+	register(t, base, tok, "prod-server-0", map[string]string{"a": "1"})
+	var nodes []rke2.RancherNodeView
+	waitFor(t, "the node to become active", func() bool {
+		nodes, err = c.Nodes(ctx, rc)
+		return err == nil && len(nodes) == 1 && nodes[0].State == "active"
+	})
+	if nodes[0].Name != "prod-server-0" {
+		t.Fatalf("nodes %+v", nodes)
+	}
+	capa, err := c.Capacity(ctx, rc)
+	if err != nil || capa.Nodes != 1 || capa.CPUMillis != 8000 || capa.MemoryBytes != 16<<30 {
+		t.Fatalf("capacity %+v %v", capa, err)
+	}
+	if err := c.SetNodeLabels(ctx, rc, nodes[0].ID, map[string]string{"b": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ = c.Nodes(ctx, rc)
+	if nodes[0].Labels["a"] != "1" || nodes[0].Labels["b"] != "2" {
+		t.Fatalf("labels not merged: %v", nodes[0].Labels)
+	}
+	if drained, err := c.Drain(ctx, rc, nodes[0].ID); err != nil || drained {
+		t.Fatalf("first drain call: %v %v", drained, err)
+	}
+	waitFor(t, "the drain", func() bool { d, err := c.Drain(ctx, rc, nodes[0].ID); return err == nil && d })
+	// The etcd member goes through RKE2's annotation on the downstream Node: asked once, confirmed
+	// gone once the controller (here the simulator's remover) has removed it; an unknown node is gone.
+	members := map[string]bool{"prod-server-0": true}
+	sim.SetEtcdRemover(func(_, node string) (bool, error) { delete(members, node); return true, nil })
+	if gone, err := c.RemoveEtcdMember(ctx, rc, "prod-server-0"); err != nil || gone {
+		t.Fatalf("first member removal call (it asks): %v %v", gone, err)
+	}
+	if gone, err := c.RemoveEtcdMember(ctx, rc, "prod-server-0"); err != nil || !gone || members["prod-server-0"] {
+		t.Fatalf("second member removal call: %v %v %v", gone, err, members)
+	}
+	if gone, err := c.RemoveEtcdMember(ctx, rc, "prod-server-7"); err != nil || !gone {
+		t.Fatalf("an unknown node: %v %v", gone, err)
+	}
+	for range 2 {
+		if err := c.DeleteNode(ctx, rc, nodes[0].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := c.BindGroup(ctx, rc, "keycloakoidc_group://c_prod_owner", "cluster-owner"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.UnbindGroups(ctx, rc, []string{"keycloakoidc_group://c_prod_owner"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteCluster(ctx, ref); !errors.Is(err, failure.ErrNotReady) {
+		t.Fatalf("delete: %v, want not ready while Rancher removes it", err)
+	}
+	waitFor(t, "the cluster to go", func() bool { return c.DeleteCluster(ctx, ref) == nil })
+	if _, err := c.Cluster(ctx, ref); !errors.Is(err, failure.ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+}
+
+// TestFaultsAreRetried: 30 % of Rancher's answers fail (5xx, 429, resets); every call still
+// succeeds and nothing is made twice.
+func TestFaultsAreRetried(t *testing.T) {
+	ctx := context.Background()
+	sim, c, _ := newSim(t)
+	sim.SetFaults(ranchersim.Faults{Rate: 0.3, Seed: 4})
+	ref := rke2.ClusterRef{UUID: uuid, Name: "prod"}
+	var rc rke2.RancherCluster
+	var err error
+	for i := 0; i < 5; i++ {
+		if rc, err = c.EnsureCluster(ctx, ref, rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1"}); err == nil || !failure.IsTransient(err) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if err := c.BindGroup(ctx, rc, "keycloakoidc_group://g", "cluster-member"); err != nil && !failure.IsTransient(err) {
+			t.Fatal(err)
+		}
+	}
+	sim.SetFaults(ranchersim.Faults{})
+	if got := sim.ProvisionedClusters(); len(got) != 1 {
+		t.Fatalf("clusters %v, want one", got)
+	}
+	if got := sim.ClusterRoleBindings(); len(got) != 1 {
+		t.Fatalf("bindings %v, want one", got)
+	}
+	if got := strings.Join(sim.FaultLog(), ","); got == "" {
+		t.Fatal("no fault was injected")
+	}
+}
+
+// TestClusterOwner: a free name is not found; a cluster made by EnsureCluster answers with the
+// resource UUID it is labelled with.
+func TestClusterOwner(t *testing.T) {
+	ctx := context.Background()
+	_, c, _ := newSim(t)
+	if _, err := c.ClusterOwner(ctx, "prod"); !errors.Is(err, failure.ErrNotFound) {
+		t.Fatalf("free name: %v, want not found", err)
+	}
+	if _, err := c.EnsureCluster(ctx, rke2.ClusterRef{UUID: uuid, Name: "prod"}, rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if owner, err := c.ClusterOwner(ctx, "prod"); err != nil || owner != uuid {
+		t.Fatalf("owner %q %v, want %s", owner, err, uuid)
+	}
+}
+
+// TestKubeconfig: Rancher's generateKubeconfig answers a kubeconfig of its cluster proxy with a
+// new token per call; a cluster Rancher does not know is not found.
+func TestKubeconfig(t *testing.T) {
+	ctx := context.Background()
+	sim, c, base := newSim(t)
+	rc, err := c.EnsureCluster(ctx, rke2.ClusterRef{UUID: uuid, Name: "prod"}, rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := c.Kubeconfig(ctx, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kc.Server != base+"/k8s/clusters/"+rc.ManagementID || kc.Token.IsZero() {
+		t.Fatalf("kubeconfig server %q, token set %v", kc.Server, !kc.Token.IsZero())
+	}
+	if got := sim.KubeconfigTokens(rc.ManagementID); len(got) != 1 || got[0] != kc.Token.Reveal() {
+		t.Fatalf("rancher made tokens %d, want the one returned", len(got))
+	}
+	if _, err := c.Kubeconfig(ctx, rke2.RancherCluster{Name: "gone", ManagementID: "c-m-nothere"}); !errors.Is(err, failure.ErrNotFound) {
+		t.Fatalf("unknown cluster: %v", err)
+	}
+}

@@ -1,0 +1,136 @@
+package rancher
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/waldur/site-agent/internal/failure"
+)
+
+// Cluster is a v3 (management) cluster.
+type Cluster struct {
+	ID        string            `json:"id"`
+	Name      string            `json:"name"`
+	State     string            `json:"state"`
+	NodeCount int               `json:"nodeCount"`
+	Capacity  map[string]string `json:"capacity"`
+}
+
+// Capacity is what a cluster's nodes offer, summed (the cluster's capacity field).
+type Capacity struct {
+	Nodes        int
+	CPUMillis    int64
+	MemoryBytes  int64
+	StorageBytes int64 // ephemeral storage
+}
+
+// Token is a v3 API token (read by its name, the access key, for diagnostics).
+type Token struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Enabled   *bool  `json:"enabled"`
+	Expired   bool   `json:"expired"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+func clusterPath(id string) string { return "/v3/clusters/" + url.PathEscape(id) }
+
+// APIRoot reads GET /v3 and checks that it is Rancher's v3 API (it names its schema document in
+// X-API-Schemas, which is not fetched).
+func (c *Client) APIRoot(ctx context.Context) error {
+	r, err := c.send(ctx, call{method: http.MethodGet, path: "/v3"})
+	if err != nil {
+		return err
+	}
+	if r.header.Get("X-API-Schemas") == "" {
+		return failure.Errorf("%s/v3 is not a Rancher v3 API (no X-API-Schemas header); check the URL", c.URL())
+	}
+	return nil
+}
+
+// PingV3 lists one cluster: the v3 API answers and accepts the key.
+func (c *Client) PingV3(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "/v3/clusters", query("limit", "1"), nil, nil)
+}
+
+// Cluster reads a management cluster (failure.ErrNotFound when there is none).
+func (c *Client) Cluster(ctx context.Context, id string) (Cluster, error) {
+	var out Cluster
+	err := c.do(ctx, http.MethodGet, clusterPath(id), nil, nil, &out)
+	return out, err
+}
+
+// Clusters lists every management cluster the key can see.
+func (c *Client) Clusters(ctx context.Context) ([]Cluster, error) {
+	return listAll[Cluster](ctx, c, "/v3/clusters", nil)
+}
+
+// EnsureCluster returns the cluster called name, creating it (an imported cluster, in state
+// pending until an agent connects) when there is none. A create answered NotUnique was made
+// meanwhile: it is looked up again.
+func (c *Client) EnsureCluster(ctx context.Context, name, description string) (Cluster, error) {
+	if cl, ok, err := c.clusterByName(ctx, name); err != nil || ok {
+		return cl, err
+	}
+	var cl Cluster
+	err := c.do(ctx, http.MethodPost, "/v3/clusters", nil,
+		map[string]any{"type": "cluster", "name": name, "description": description}, &cl)
+	if failure.HasStatus(err, http.StatusUnprocessableEntity) {
+		if found, ok, ferr := c.clusterByName(ctx, name); ferr == nil && ok {
+			return found, nil
+		}
+	}
+	return cl, err
+}
+
+func (c *Client) clusterByName(ctx context.Context, name string) (Cluster, bool, error) {
+	list, err := listAll[Cluster](ctx, c, "/v3/clusters", query("name", name))
+	if err != nil {
+		return Cluster{}, false, err
+	}
+	for _, cl := range list {
+		if cl.Name == name {
+			return cl, true, nil
+		}
+	}
+	return Cluster{}, false, nil
+}
+
+// DeleteCluster removes a management cluster; an absent one is success.
+func (c *Client) DeleteCluster(ctx context.Context, id string) error {
+	err := c.do(ctx, http.MethodDelete, clusterPath(id), nil, nil, nil)
+	if failure.HasStatus(err, http.StatusNotFound) {
+		return nil
+	}
+	return err
+}
+
+// ClusterCapacity reads the cluster's summed node capacity.
+func (c *Client) ClusterCapacity(ctx context.Context, id string) (Capacity, error) {
+	cl, err := c.Cluster(ctx, id)
+	if err != nil {
+		return Capacity{}, err
+	}
+	var q [3]resource.Quantity
+	for i, k := range []string{"cpu", "memory", "ephemeral-storage"} {
+		s, ok := cl.Capacity[k]
+		if !ok {
+			continue
+		}
+		if q[i], err = resource.ParseQuantity(s); err != nil {
+			return Capacity{}, fmt.Errorf("cluster %s capacity %s %q: %w", id, k, s, err)
+		}
+	}
+	return Capacity{Nodes: cl.NodeCount, CPUMillis: q[0].MilliValue(), MemoryBytes: q[1].Value(), StorageBytes: q[2].Value()}, nil
+}
+
+// Token reads an API token by name (the access key of an API key).
+func (c *Client) Token(ctx context.Context, name string) (Token, error) {
+	var out Token
+	err := c.do(ctx, http.MethodGet, "/v3/tokens/"+url.PathEscape(name), nil, nil, &out)
+	return out, err
+}
