@@ -2,8 +2,11 @@ package controlplane_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +87,27 @@ func TestRealStartsAndRestartsWithItsData(t *testing.T) {
 	kube, _ = kubernetes.NewForConfig(cp.RESTConfig())
 	if _, err := kube.CoreV1().Namespaces().Get(ctx, "kept", metav1.GetOptions{}); err != nil {
 		t.Errorf("namespace lost over a restart: %v", err)
+	}
+}
+
+// A port taken by someone else is reported as such (kubeenv retries on new ports then), with
+// the end of the failed process's log, and nothing is left running.
+func TestRealTakenPortIsReported(t *testing.T) {
+	o := options(t, t.TempDir())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	o.Port = ln.Addr().(*net.TCPAddr).Port
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, o)
+	if err == nil {
+		cp.Stop()
+		t.Fatal("started on a taken port")
+	}
+	if !errors.Is(err, controlplane.ErrPortTaken) || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("error %v, want ErrPortTaken with the log's line", err)
 	}
 }

@@ -148,12 +148,14 @@ func writeAll(files map[string][]byte) error {
 	return nil
 }
 
+// freePorts returns n distinct loopback ports that were free a moment ago (all are held open
+// together, then released).
 func freePorts(n int) ([]int, error) {
 	out := make([]int, 0, n)
 	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("pick a free port: %w", err)
 		}
 		defer ln.Close()
 		out = append(out, ln.Addr().(*net.TCPAddr).Port)
