@@ -105,11 +105,16 @@ func Start(ctx context.Context, o Options) (*ControlPlane, error) {
 }
 
 func (cp *ControlPlane) launch(ctx context.Context, o Options, l layout, p ports) error {
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(p.EtcdClient)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(p.EtcdPeer)
+	// etcd holds every Secret: it serves TLS only, to clients and peers with a certificate of its
+	// own CA (the API server's), on loopback.
+	etcdURL := "https://127.0.0.1:" + strconv.Itoa(p.EtcdClient)
+	peerURL := "https://127.0.0.1:" + strconv.Itoa(p.EtcdPeer)
 	etcdArgs := []string{"--name=default", "--data-dir=" + l.etcdData, "--listen-client-urls=" + etcdURL,
 		"--advertise-client-urls=" + etcdURL, "--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
 		"--initial-cluster=default=" + peerURL,
+		"--cert-file=" + l.etcdCert, "--key-file=" + l.etcdKey, "--client-cert-auth", "--trusted-ca-file=" + l.etcdCA,
+		"--peer-cert-file=" + l.etcdCert, "--peer-key-file=" + l.etcdKey, "--peer-client-cert-auth",
+		"--peer-trusted-ca-file=" + l.etcdCA,
 		// A lone member still waits out an election timeout before leading: keep it short.
 		"--heartbeat-interval=10", "--election-timeout=100", "--logger=zap", "--log-outputs=stderr"}
 	if o.EtcdNoFsync {
@@ -130,7 +135,8 @@ func (cp *ControlPlane) launch(ctx context.Context, o Options, l layout, p ports
 
 func (cp *ControlPlane) startAPIServer(ctx context.Context, o Options, l layout, p ports, etcdURL string) error {
 	err := cp.run("kube-apiserver", o.APIServer, []string{
-		"--etcd-servers=" + etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--etcd-servers=" + etcdURL, "--etcd-cafile=" + l.etcdCA, "--etcd-certfile=" + l.etcdClientCert,
+		"--etcd-keyfile=" + l.etcdClientKey, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(p.APIServer), "--tls-cert-file=" + l.cert, "--tls-private-key-file=" + l.key,
 		"--client-ca-file=" + l.ca, "--token-auth-file=" + l.tokens, "--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
