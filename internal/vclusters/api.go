@@ -23,6 +23,8 @@ import (
 //	POST   /clusters/{name}/scale {"nodes": N, "pods": M} → 200 and the cluster; 400, 404, 409, 422
 //	POST   /clusters/{name}/chaos {"notready": K}         → 200 and the cluster; 400, 404, 409, 422
 //	GET    /healthz, /metrics, and /debug/pprof/ when enabled.
+//
+// Every request passes guard first (Host, api_token, JSON bodies).
 func (m *Manager) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /clusters", m.handleCreate)
@@ -40,7 +42,7 @@ func (m *Manager) Handler() http.Handler {
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	return mux
+	return m.guard(mux)
 }
 
 type apiError struct {

@@ -154,7 +154,10 @@ func TestCreateBeforeRunIsRefused(t *testing.T) {
 	}
 	// Through the API it is a retryable 503, not a server error.
 	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/clusters", strings.NewReader(`{"name":"early"}`)))
+	req := httptest.NewRequest(http.MethodPost, "/clusters", strings.NewReader(`{"name":"early"}`))
+	req.Host = "localhost:9090"
+	req.Header.Set("Content-Type", "application/json")
+	m.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
 		t.Errorf("POST before Run: %d %q", rec.Code, rec.Body.String())
 	}

@@ -140,6 +140,9 @@ func (p *process) kill() {
 func (p *process) call(t testing.TB, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, p.api+path, strings.NewReader(body))
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)

@@ -18,7 +18,9 @@ import (
 
 // Config is the virtual-clusters configuration (file, SITE_AGENT_VC_* environment, flags).
 type Config struct {
-	Listen           string         `koanf:"listen"`
+	Listen string `koanf:"listen"`
+	// APIToken, when set, is the bearer token every API request must carry.
+	APIToken         secret.Secret  `koanf:"api_token"`
 	StateDir         string         `koanf:"state_dir"`
 	LogLevel         string         `koanf:"log_level"`
 	Pprof            bool           `koanf:"pprof"`
@@ -171,6 +173,9 @@ func (c *Config) Validate() error {
 	if err := validLoopback("listen", c.Listen); err != nil {
 		return err
 	}
+	if t := c.APIToken.Reveal(); t != "" && (len(t) < 16 || strings.ContainsAny(t, " \t\r\n")) {
+		return bad("api_token", "must be at least 16 characters without spaces (e.g. openssl rand -hex 24)")
+	}
 	if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {
 		return bad("log_level", "must be debug, info, warn or error, got %q", c.LogLevel)
 	}
@@ -194,7 +199,7 @@ func validLoopback(key, addr string) error {
 		return bad(key, "must be host:port, got %q", addr)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return bad(key, "must be a loopback address (the API has no authentication), got %q", addr)
+		return bad(key, "must be a loopback address (the API is plain HTTP), got %q", addr)
 	}
 	return nil
 }

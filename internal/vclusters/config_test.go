@@ -36,6 +36,7 @@ tunnel:
   backoff_max: 5s
 main_api:
   kubeconfig: `+kc+`
+kwok: {mode: "off"} # the default (run) needs KWOK built, which tier 1 does not
 `)
 	cfg, err := LoadConfig(file, []string{"SITE_AGENT_VC_RANCHER_TOKEN=token-abc:secret", "SITE_AGENT_VC_LISTEN=127.0.0.1:9292"},
 		map[string]any{"listen": "127.0.0.1:9393"})

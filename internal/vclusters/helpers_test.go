@@ -74,7 +74,12 @@ type apiAnswer struct {
 func call(t *testing.T, h http.Handler, method, path, body string) apiAnswer {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Host = "127.0.0.1:9090" // the default listen address (guard checks it)
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	h.ServeHTTP(rec, req)
 	raw, _ := io.ReadAll(rec.Result().Body)
 	var out map[string]any
 	_ = json.Unmarshal(raw, &out)

@@ -24,6 +24,7 @@ var envKeys = map[string]string{
 	"SITE_AGENT_VC_KUBECONFIG":    "main_api.kubeconfig",
 	"SITE_AGENT_VC_STATE_DIR":     "state_dir",
 	"SITE_AGENT_VC_LISTEN":        "listen",
+	"SITE_AGENT_VC_API_TOKEN":     "api_token",
 	"SITE_AGENT_VC_LOG_LEVEL":     "log_level",
 }
 
