@@ -44,6 +44,17 @@ func withOrder(res backends.Resource, o wc.Order, comps backends.Components) bac
 	if len(o.Limits) > 0 {
 		res.Limits = usage.LimitsToBackend(backends.Quantities(o.Limits), comps)
 	}
+	if opts, ok := o.Attributes["new_options"].(map[string]any); ok && o.Type == wc.OrderUpdate {
+		// An Update order made by update_options carries the changed resource options (Waldur
+		// merges them into the resource's once the order is done); the backend sees them as
+		// attributes["new_options"].
+		attrs := make(map[string]any, len(res.Attributes)+1)
+		for k, v := range res.Attributes {
+			attrs[k] = v
+		}
+		attrs["new_options"] = opts
+		res.Attributes = attrs
+	}
 	return res
 }
 

@@ -129,6 +129,11 @@ func (m *Membership) syncResource(ctx context.Context, u *Unit, members backends
 	log := u.Log.With(zap.String("resource", r.UUID), zap.String("backend_id", r.BackendID))
 	if rec := u.Backend.Reconciler; rec != nil {
 		if err := rec.Reconcile(ctx, res); err != nil {
+			if !failure.IsTransient(err) {
+				// The backend's metadata says what is wrong (which nodes are down): it reaches
+				// Waldur with the erred state, not only once the resource is well again.
+				m.pushMetadata(ctx, u, log, r, res)
+			}
 			return fmt.Errorf("reconcile: %w", err)
 		}
 	}
@@ -230,6 +235,22 @@ func (m *Membership) pushBackendFacts(ctx context.Context, u *Unit, r wc.Resourc
 		}
 	}
 	return nil
+}
+
+// pushMetadata sends the backend's metadata when it differs from Waldur's, logging a failure
+// (the resource is being marked erred for another reason).
+func (m *Membership) pushMetadata(ctx context.Context, u *Unit, log *zap.Logger, r wc.Resource, res backends.Resource) {
+	mr := u.Backend.Metadata
+	if mr == nil {
+		return
+	}
+	md, err := mr.Metadata(ctx, res)
+	if err == nil && md != nil && !sameJSON(md, r.BackendMetadata) {
+		err = u.Waldur.SetResourceMetadata(ctx, r.UUID, md)
+	}
+	if err != nil {
+		log.Warn("could not send backend metadata", zap.Error(err))
+	}
 }
 
 // stamp sends refresh_last_sync when Waldur's last_sync of the resource is older than SyncStamp.

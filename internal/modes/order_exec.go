@@ -132,7 +132,8 @@ func (m *Orders) update(ctx context.Context, u *Unit, prov backends.Provisioner,
 		return failure.Errorf("resource has no backend id: it was never created on the backend")
 	}
 	limits := res.Limits
-	if len(o.Limits) == 0 {
+	_, newOptions := o.Attributes["new_options"].(map[string]any)
+	if len(o.Limits) == 0 && !newOptions {
 		if o.PlanUUID == "" {
 			u.Log.Warn("update order carries no limits; nothing to change", zap.String("order", o.UUID))
 			return nil

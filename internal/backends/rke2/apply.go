@@ -60,11 +60,18 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 	defer creds.SecretID.Forget()
 	cfg := NewNodeConfig(b.s, c.spec, a.Node, a.Inventory, creds, joinAddr)
 	cfg.ClusterCIDR, cfg.ServiceCIDR = c.rc.ClusterCIDR, c.rc.ServiceCIDR // the networks the cluster was made with
+	if c.rc.K8sVersion != "" {
+		cfg.K8sVersion = c.rc.K8sVersion // the release the cluster runs (or is being upgraded to), not the setting's
+	}
 	ud, err := b.s.CloudInit().Render(cfg)
 	if err != nil {
 		return failure.Errorf("cloud-init for %s: %v", a.Node, err)
 	}
-	_, err = b.d.Infra.CreateServer(ctx, c.ref, c.net, ServerRequest{Name: a.Node, Inventory: a.Inventory,
+	net, err := b.network(ctx, c)
+	if err != nil {
+		return err
+	}
+	_, err = b.d.Infra.CreateServer(ctx, c.ref, net, ServerRequest{Name: a.Node, Inventory: a.Inventory,
 		Node: c.spec.Node(a.Inventory.Role, a.Inventory.Index), Image: b.s.BaseImageName, UserData: ud,
 		FloatingIP: b.s.AllocateFloatingIPToAllNodes, SSHPublicKey: c.spec.SSHPublicKey, SecurityGroups: c.spec.SecurityGroups})
 	return err
@@ -72,8 +79,8 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 
 // ensureVault writes the cluster's policy, AppRole and token secret once per call that creates
 // nodes. Bootstrap rancher: the token is the cluster's registration token, which Rancher keeps,
-// and the registry secret the cluster names is brought in step (a changed password, a secret
-// deleted by hand) before a new machine needs a plan. Bootstrap rke2: the secret keeps the
+// and the secrets the cluster names (registry, etcd S3) are brought in step (a changed
+// password, a secret deleted by hand) before a new machine needs a plan. Bootstrap rke2: the secret keeps the
 // cluster's join token (made with the initial server, never again), the import manifest URL
 // and registries.yaml.
 func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) error {
@@ -81,8 +88,8 @@ func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) err
 		return nil
 	}
 	if b.s.Bootstrap == BootstrapRancher {
-		if err := b.d.Rancher.EnsureRegistrySecret(ctx, c.ref, b.provisionSpec()); err != nil {
-			return fmt.Errorf("registry secret: %w", err)
+		if err := b.d.Rancher.EnsureClusterSecrets(ctx, c.ref, b.provisionSpec()); err != nil {
+			return err
 		}
 	}
 	reg, err := b.d.Rancher.Registration(ctx, c.rc)
@@ -100,6 +107,7 @@ func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) err
 		return fmt.Errorf("vault objects: %w", err)
 	}
 	c.vaultOK = true
+	b.day2.setVault(c.ref.UUID, true)
 	return nil
 }
 
@@ -112,7 +120,12 @@ func (b *Backend) ensureJoin(ctx context.Context, c *cluster, reg Registration, 
 		return failure.Errorf("%v", err)
 	}
 	defer registries.Forget()
-	return b.d.Vault.EnsureJoin(ctx, c.ref.UUID, JoinSecret{ImportURL: reg.ManifestURL, Registries: registries}, initial)
+	etcdS3, err := EtcdS3YAML(b.s)
+	if err != nil {
+		return failure.Errorf("%v", err)
+	}
+	defer etcdS3.Forget()
+	return b.d.Vault.EnsureJoin(ctx, c.ref.UUID, JoinSecret{ImportURL: reg.ManifestURL, Registries: registries, EtcdS3: etcdS3}, initial)
 }
 
 // removeNode marks the Rancher node as leaving (so the removal is finished whatever later

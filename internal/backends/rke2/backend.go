@@ -48,6 +48,7 @@ type Backend struct {
 	s          *Settings
 	d          Deps
 	components backends.Components
+	day2       *day2State
 	*Evaluator
 }
 
@@ -60,7 +61,8 @@ func NewBackend(s *Settings, comps backends.Components, d Deps) *Backend {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Backend{s: s, d: d, components: comps, Evaluator: &Evaluator{Settings: s, Flavors: d.Infra, Names: d.Rancher}}
+	return &Backend{s: s, d: d, components: comps, day2: newDay2State(),
+		Evaluator: &Evaluator{Settings: s, Flavors: d.Infra, Names: d.Rancher, Versions: d.Rancher}}
 }
 
 // Create builds the cluster an order describes, a step per call: it returns the backend id
@@ -72,14 +74,17 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 	if err != nil {
 		return backends.Info{}, failure.Errorf("%v", err)
 	}
+	defer b.day2.lock(req.Resource.UUID)()
 	if spec.Name, err = b.clusterName(ctx, ClusterRef{UUID: req.Resource.UUID, Name: spec.Name}, req.Resource.BackendID); err != nil {
 		return backends.Info{}, err
 	}
-	return b.reconcile(ctx, req.Resource.UUID, &spec)
+	return b.reconcile(ctx, req.Resource.UUID, &spec, "")
 }
 
 // SetLimits scales the cluster to the counts in limits (the server and worker node
-// components); the same reconciliation as Create, so it also finishes an interrupted one.
+// components) and, when the Update order asks for a Kubernetes version (new_options), upgrades
+// it once scaled (upgrade.go); the same reconciliation as Create, so it also finishes an
+// interrupted one.
 func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits backends.Quantities) error {
 	if res.BackendID == "" {
 		return failure.Errorf("the cluster was never created")
@@ -92,6 +97,11 @@ func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits b
 	if err := checkLimitCounts(b.s, limits); err != nil {
 		return err
 	}
+	target, err := requestedVersion(res.Attributes)
+	if err != nil {
+		return err
+	}
+	defer b.day2.lock(res.UUID)()
 	spec.Name = res.BackendID
 	// The evaluator judged only the counts; the scaled cluster's flavors and totals are
 	// checked here, against the resource's own attributes.
@@ -102,7 +112,7 @@ func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits b
 	if err := Check(b.s, &spec, flavors); err != nil {
 		return err
 	}
-	_, err = b.reconcile(ctx, res.UUID, &spec)
+	_, err = b.reconcile(ctx, res.UUID, &spec, target)
 	return err
 }
 

@@ -70,6 +70,13 @@ type NodeConfig struct {
 	// cluster-cidr and service-cidr); "" leaves RKE2's default, as for a cluster made before
 	// they were recorded.
 	ClusterCIDR, ServiceCIDR string
+	// EtcdSnapshotCron and EtcdSnapshotRetention are servers' etcd-snapshot-schedule-cron and
+	// etcd-snapshot-retention; EtcdS3Config: the cluster's Vault secret carries the etcd-s3-*
+	// options (etcd_s3_yaml_b64, the S3 secret key among them), which a server writes to
+	// /etc/rancher/rke2/config.yaml.d/50-etcd-s3.yaml (0600).
+	EtcdSnapshotCron      string
+	EtcdSnapshotRetention int
+	EtcdS3Config          bool
 
 	Labels map[string]string // node labels (the inventory)
 	Disks  []Disk

@@ -38,6 +38,9 @@ type Evaluator struct {
 	Flavors  FlavorSource
 	// Names, when set, makes a Create order whose cluster name is taken in Rancher a rejection.
 	Names ClusterNames
+	// Versions, when set, is where an Update order's Kubernetes version is judged against the
+	// version the cluster runs (else against the k8s_version setting).
+	Versions ClusterVersions
 }
 
 // Evaluate implements backends.OrderEvaluator. Create and Update orders are parsed and checked;
@@ -46,10 +49,18 @@ func (e *Evaluator) Evaluate(ctx context.Context, review backends.OrderReview) (
 	switch review.Type {
 	case "Create":
 	case "Update":
-		// An Update order carries the new limits, not the creation attributes: judge the counts.
+		// An Update order carries the new limits, not the creation attributes: judge the counts,
+		// and the Kubernetes version it asks for (new_options.k8s_version) against the cluster's.
 		if err := checkLimitCounts(e.Settings, review.Resource.Limits); err != nil {
 			msg, _ := failure.PublicMessage(err)
 			return backends.Reject, msg, nil
+		}
+		why, err := e.versionChange(ctx, review.Resource.UUID, review.Resource.Attributes)
+		switch {
+		case err != nil:
+			return backends.Defer, "", err
+		case why != "":
+			return backends.Reject, why, nil
 		}
 		return backends.Accept, "", nil
 	default:

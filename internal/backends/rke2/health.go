@@ -1,6 +1,9 @@
 package rke2
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Health is a node's condition as the planner sees it, from Nova and Rancher together.
 type Health uint8
@@ -41,6 +44,14 @@ type Node struct {
 	// Damaged says what an ACTIVE VM has lost that cannot be mended in place (its port, a
 	// volume; shape.go): it is replaced like a VM in ERROR.
 	Damaged string
+	// Ready, ReadySince and Version are the Kubernetes Node's Ready condition, when it last
+	// changed, and its kubelet's version, as Rancher shows them ("", zero: unknown).
+	Ready      string
+	ReadySince time.Time
+	Version    string
+	// Unresponsive: the Node has been NotReady longer than node_repair_after while the
+	// cluster keeps quorum (health.go markUnresponsive): it is replaced like a VM in ERROR.
+	Unresponsive bool
 }
 
 // HealthOf classifies a node (seed 000 state mapping: active → ready; registering, unavailable
@@ -54,7 +65,7 @@ func HealthOf(n *Node) Health {
 	case "BUILD", "REBUILD", "REBOOT", "HARD_REBOOT", "MIGRATING", "RESIZE", "VERIFY_RESIZE", "PASSWORD":
 		return Pending
 	case "ACTIVE":
-		if n.Damaged != "" || n.Rancher == "" && n.Unregistered {
+		if n.Damaged != "" || n.Rancher == "" && n.Unregistered || n.Unresponsive {
 			return Broken
 		}
 		return RancherHealth(n.Rancher)
@@ -62,12 +73,13 @@ func HealthOf(n *Node) Health {
 	return Failed
 }
 
-// RancherHealth maps a Rancher node state alone.
+// RancherHealth maps a Rancher node state alone. A node Rancher cordons or drains (an upgrade
+// rolling through the cluster) is Pending: Rancher is working on it.
 func RancherHealth(state string) Health {
 	switch state {
 	case "active":
 		return Ready
-	case "", "registering", "unavailable":
+	case "", "registering", "unavailable", "cordoned", "draining", "drained":
 		return Pending
 	}
 	return Failed

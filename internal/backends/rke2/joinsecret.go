@@ -28,18 +28,22 @@ import (
 //	                     servers put the manifest into RKE2's auto-deploy directory
 //	registries_yaml_b64  RKE2's registries.yaml with the private registry's credentials,
 //	                     base64 (the node's script extracts values with sed)
+//	etcd_s3_yaml_b64     the etcd-s3-* options with the S3 secret key, base64: servers write
+//	                     them to /etc/rancher/rke2/config.yaml.d/50-etcd-s3.yaml
 
 // Keys of the cluster's secret.
 const (
 	SecretKeyToken      = "token"
 	SecretKeyImportURL  = "import_url"
 	SecretKeyRegistries = "registries_yaml_b64"
+	SecretKeyEtcdS3     = "etcd_s3_yaml_b64"
 )
 
 // JoinSecret is what bootstrap rke2 nodes read from the cluster's secret besides the join token.
 type JoinSecret struct {
 	ImportURL  secret.Secret // Rancher's import manifest URL, a credential
 	Registries secret.Secret // registries.yaml ("" without a private registry)
+	EtcdS3     secret.Secret // the etcd-s3-* configuration ("" without etcd_s3)
 }
 
 // importURLRe: the script hands the URL to curl inside a double-quoted config line.
@@ -119,7 +123,35 @@ func joinData(token secret.Secret, js JoinSecret) map[string]string {
 	if !js.Registries.IsZero() {
 		d[SecretKeyRegistries] = base64.StdEncoding.EncodeToString([]byte(js.Registries.Reveal()))
 	}
+	if !js.EtcdS3.IsZero() {
+		d[SecretKeyEtcdS3] = base64.StdEncoding.EncodeToString([]byte(js.EtcdS3.Reveal()))
+	}
 	return d
+}
+
+// EtcdS3YAML renders the etcd-s3-* options of RKE2's server configuration for the settings'
+// etcd_s3 block (docs.rke2.io, etcd snapshots: S3 compatible API support), the secret key
+// among them: a configuration file of its own, delivered through Vault. Zero without etcd_s3.
+func EtcdS3YAML(s *Settings) (secret.Secret, error) {
+	s3 := s.EtcdS3
+	if s3 == nil {
+		return secret.Secret{}, nil
+	}
+	doc := map[string]any{"etcd-s3": true, "etcd-s3-bucket": s3.Bucket}
+	for k, v := range map[string]string{"etcd-s3-endpoint": s3.Endpoint, "etcd-s3-folder": s3.Folder,
+		"etcd-s3-region": s3.Region, "etcd-s3-access-key": s3.AccessKey, "etcd-s3-secret-key": s3.SecretKey.Reveal()} {
+		if v != "" {
+			doc[k] = v
+		}
+	}
+	if s3.SkipSSLVerify {
+		doc["etcd-s3-skip-ssl-verify"] = true
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return secret.Secret{}, fmt.Errorf("etcd s3 configuration: %w", err)
+	}
+	return secret.New(string(out)), nil
 }
 
 func sameData(a, b map[string]string) bool {

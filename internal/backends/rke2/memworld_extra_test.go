@@ -11,11 +11,11 @@ import (
 // More of the in-memory world (memworld_test.go): the registry secret, and the parts of a VM's
 // shape the executor checks — its volumes and floating IP.
 
-// EnsureRegistrySecret implements Rancher: the in-memory world counts it.
-func (m memRancher) EnsureRegistrySecret(context.Context, ClusterRef, ProvisionSpec) error {
+// EnsureClusterSecrets implements Rancher: the in-memory world counts it.
+func (m memRancher) EnsureClusterSecrets(context.Context, ClusterRef, ProvisionSpec) error {
 	m.w.mu.Lock()
 	defer m.w.mu.Unlock()
-	return m.w.call("EnsureRegistrySecret")
+	return m.w.call("EnsureClusterSecrets")
 }
 
 // floatingIP finishes a create: the VM records how many volumes it was made with and is
@@ -74,5 +74,23 @@ func (m memRancher) ClusterOf(_ context.Context, uuid string) (string, error) {
 
 // view is the cluster as the Rancher port shows it, with the networks it was made with.
 func (c *memCluster) view() RancherCluster {
-	return RancherCluster{Name: c.ref.Name, ManagementID: c.mgmtID, State: c.state(), ClusterCIDR: c.spec.ClusterCIDR, ServiceCIDR: c.spec.ServiceCIDR}
+	return RancherCluster{Name: c.ref.Name, ManagementID: c.mgmtID, State: c.state(), ClusterCIDR: c.spec.ClusterCIDR, ServiceCIDR: c.spec.ServiceCIDR,
+		K8sVersion: c.spec.K8sVersion, Paused: c.paused, Imported: c.spec.Imported}
+}
+
+// SetK8sVersion implements Rancher: the cluster records the release and its strategy; the
+// world's tick upgrades one node a tick, servers first (memworld_day2_test.go).
+func (m memRancher) SetK8sVersion(_ context.Context, ref ClusterRef, _ RancherCluster, version string, u UpgradeStrategy) error {
+	w := m.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.call("SetK8sVersion"); err != nil {
+		return err
+	}
+	cl, ok := w.clusters[ref.UUID]
+	if !ok {
+		return fmt.Errorf("cluster %s: %w", ref.Name, failure.ErrNotFound)
+	}
+	cl.spec.K8sVersion, cl.spec.Upgrade = version, u
+	return nil
 }

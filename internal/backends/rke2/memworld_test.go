@@ -42,6 +42,7 @@ type memWorld struct {
 	failBoots     map[string]int  // node name → how many of its next VMs never register (bootstrap fails)
 	failFIPs      int             // the next n creates asking for a floating IP make the VM, then fail (memworld_extra_test.go)
 
+	upgraded        []string                   // nodes upgraded, in order (memworld_day2_test.go)
 	etcd            map[string]map[string]bool // cluster UUID → etcd members (memetcd_test.go)
 	etcdRemoveAsked map[string]int             // "<uuid>/<node>" → the tick its removal was asked
 	tickCount       int
@@ -60,6 +61,7 @@ type memCluster struct {
 	mgmtID   string
 	deleting int                 // ticks until gone; 0 = not deleting
 	nodes    map[string]*memNode // by name
+	paused   bool                // annotated reconcile=paused
 }
 
 type memNode struct {
@@ -125,6 +127,7 @@ func (w *memWorld) tick() {
 				n.drain++
 			}
 		}
+		w.rollUpgradeLocked(c)
 	}
 }
 
@@ -157,7 +160,8 @@ func (w *memWorld) register(vm *memVM) {
 	if c == nil || c.mgmtID == "" {
 		return
 	}
-	c.nodes[vm.view.Name] = &memNode{view: RancherNodeView{ID: "m-" + vm.view.ID, Name: vm.view.Name, State: "registering", Labels: inv.Labels()}, drain: -1}
+	c.nodes[vm.view.Name] = &memNode{view: RancherNodeView{ID: "m-" + vm.view.ID, Name: vm.view.Name, State: "registering", Labels: inv.Labels(),
+		Ready: "True", ReadySince: w.now, Version: c.spec.K8sVersion}, drain: -1}
 	if inv.Role == RoleServer {
 		w.etcdJoin(inv.Cluster, vm.view.Name)
 	}

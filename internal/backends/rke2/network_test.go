@@ -62,7 +62,7 @@ func scaleCluster(t *testing.T, w *memWorld, servers, agents int, kv ...any) {
 func TestNodesCreatedAfterTheRegistrySecret(t *testing.T) {
 	w := newMemWorld(t, 13)
 	createCluster(t, w, 1, 1)
-	if n := w.calls["EnsureRegistrySecret"]; n < 2 {
-		t.Fatalf("EnsureRegistrySecret called %d times for two creating calls", n)
+	if n := w.calls["EnsureClusterSecrets"]; n < 2 {
+		t.Fatalf("EnsureClusterSecrets called %d times for two creating calls", n)
 	}
 }

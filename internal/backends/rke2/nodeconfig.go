@@ -19,6 +19,10 @@ func VaultSecretPath(cluster string) string { return "rancher/cluster-" + cluste
 // credentials (bootstrap rancher; U is the resource UUID as hex).
 func RegistrySecretName(cluster string) string { return "rke2-registry-" + cluster }
 
+// EtcdS3SecretName is the fleet-default secret holding a cluster's etcd snapshot S3 credentials
+// (bootstrap rancher: rkeConfig.etcd.s3.cloudCredentialName).
+func EtcdS3SecretName(cluster string) string { return "rke2-etcd-s3-" + cluster }
+
 // VaultCredentials are what one node gets to log in to Vault once.
 type VaultCredentials struct {
 	RoleID   string
@@ -39,6 +43,8 @@ func NewNodeConfig(s *Settings, spec *ClusterSpec, name string, inv Inventory, c
 		RancherURL:      s.BackendURL, RancherCAChecksum: s.RancherCAChecksum, RancherTLSSkipVerify: !*s.VerifyCert,
 		RKE2InstallURL: s.RKE2InstallURL, Labels: inv.Labels(), Disks: Disks(s.NodeDiskDriver, node.DataVolumes),
 		ClusterCIDR: s.ClusterCIDR, ServiceCIDR: s.ServiceCIDR,
+		EtcdSnapshotCron: s.EtcdSnapshotScheduleCron, EtcdSnapshotRetention: s.EtcdSnapshotRetention,
+		EtcdS3Config: s.Bootstrap == BootstrapRKE2 && s.EtcdS3 != nil && inv.Role == RoleServer,
 	}
 	if s.PrivateRegistryURL != "" {
 		if u, err := url.Parse(s.PrivateRegistryURL); err == nil {

@@ -27,6 +27,11 @@ type RancherNodeView struct {
 	Name   string // the node's hostname (requestedHostname / nodeName), equal to the VM's name
 	State  string // Rancher runtime state
 	Labels map[string]string
+	// Ready is the Kubernetes Node's Ready condition ("True", "False", "Unknown"; "" when
+	// Rancher shows none) and ReadySince when it last changed (zero: unknown).
+	Ready      string
+	ReadySince time.Time
+	Version    string // the kubelet's version ("" unknown)
 }
 
 // Observed is one cluster as Nova and Rancher show it.
@@ -77,7 +82,7 @@ func Observe(cluster string, servers []ServerView, rnodes []RancherNodeView) (Ob
 		obs.Strays = append(obs.Strays, strays...)
 		n := Node{Name: name, Inventory: invs[keep.ID], VM: keep.Status}
 		if r, ok := ranch[name]; ok {
-			n.Rancher = r.State
+			n.Rancher, n.Ready, n.ReadySince, n.Version = r.State, r.Ready, r.ReadySince, r.Version
 			if inv, ok, err := InventoryFromLabels(r.Labels); ok && err == nil && inv.Stage == StageRemove {
 				n.Stage = StageRemove // a removal once begun (on either side) is finished
 			}

@@ -3,6 +3,7 @@ package rke2
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Desired is what the cluster should have.
@@ -230,6 +231,9 @@ func brokenReason(n *Node) string {
 	}
 	if n.Unregistered {
 		return "its VM never registered with Rancher (bootstrap failed); it is made again with fresh credentials"
+	}
+	if n.Unresponsive && n.VM == "ACTIVE" {
+		return "its node has been NotReady since " + n.ReadySince.UTC().Format(time.RFC3339) + "; it is made again"
 	}
 	return "its VM is in ERROR"
 }

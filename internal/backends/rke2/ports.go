@@ -2,6 +2,7 @@ package rke2
 
 import (
 	"context"
+	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/secret"
@@ -89,6 +90,26 @@ type ProvisionSpec struct {
 	RegistryUser     string
 	RegistryPassword secret.Secret
 	Imported         bool // bootstrap rke2: a cluster imported once RKE2 runs, not provisioned by Rancher
+	// Etcd is the etcd snapshot configuration: rkeConfig.etcd of a provisioned cluster, with
+	// the S3 credentials in a fleet-default secret (EtcdS3SecretName) that it names.
+	Etcd EtcdSnapshots
+	// Upgrade is how Rancher rolls a Kubernetes upgrade: rkeConfig.upgradeStrategy of a
+	// provisioned cluster, rke2Config.rke2upgradeStrategy of an imported one (upgrade.go).
+	Upgrade UpgradeStrategy
+}
+
+// EtcdSnapshots is when RKE2 snapshots etcd, how many it keeps, and where else it puts them.
+type EtcdSnapshots struct {
+	ScheduleCron string
+	Retention    int
+	S3           *EtcdS3 // nil: on the servers' disks only
+}
+
+// UpgradeStrategy is how a Kubernetes upgrade goes through the nodes: servers one at a time,
+// then AgentBatch agents at a time, each drained first (within DrainTimeout).
+type UpgradeStrategy struct {
+	AgentBatch   int
+	DrainTimeout time.Duration
 }
 
 // RancherCluster is a cluster as Rancher shows it.
@@ -99,6 +120,14 @@ type RancherCluster struct {
 	// ClusterCIDR and ServiceCIDR are the networks recorded when the cluster was made; "" for a
 	// cluster made before they were recorded, which has RKE2's defaults.
 	ClusterCIDR, ServiceCIDR string
+	// K8sVersion is the RKE2 release the cluster should run: a provisioned cluster's
+	// spec.kubernetesVersion, an imported one's AnnotationK8sVersion ("" when not recorded).
+	K8sVersion string
+	// Paused: an operator annotated the cluster AnnotationReconcile=paused (a restore is under
+	// way): the agent reports its health but changes nothing.
+	Paused bool
+	// Imported: Rancher did not provision it (bootstrap rke2; no rkeConfig).
+	Imported bool
 }
 
 // Registration is how nodes and clusters register with Rancher; both are credentials (the URL
@@ -123,11 +152,12 @@ type Rancher interface {
 	// EnsureCluster finds or creates the cluster (labelled with c.UUID). A cluster of that name
 	// labelled with another UUID is failure.ErrDuplicate.
 	EnsureCluster(ctx context.Context, c ClusterRef, spec ProvisionSpec) (RancherCluster, error)
-	// EnsureRegistrySecret makes the basic-auth secret holding the private registry's
-	// credentials (spec.RegistryUser and RegistryPassword) hold them; EnsureCluster makes it
-	// before it creates a cluster that names it, and DeleteCluster deletes it once the cluster
-	// is gone.
-	EnsureRegistrySecret(ctx context.Context, c ClusterRef, spec ProvisionSpec) error
+	// EnsureClusterSecrets makes the fleet-default secrets a provisioned cluster's spec names
+	// hold what they should: the private registry's credentials (spec.RegistryUser and
+	// RegistryPassword, a basic-auth secret) and the etcd snapshots' S3 credentials
+	// (spec.Etcd.S3). EnsureCluster makes them before it creates a cluster that names them,
+	// and DeleteCluster deletes them once the cluster is gone.
+	EnsureClusterSecrets(ctx context.Context, c ClusterRef, spec ProvisionSpec) error
 	// ClusterOf names the cluster labelled with the resource UUID ("" when there is none; a
 	// failure when several are).
 	ClusterOf(ctx context.Context, uuid string) (string, error)
@@ -151,6 +181,12 @@ type Rancher interface {
 	// until it reports true before it deletes the VM: etcd keeps a dead member, whose vote then
 	// counts against quorum, until the member is removed.
 	RemoveEtcdMember(ctx context.Context, rc RancherCluster, node string) (bool, error)
+	// SetK8sVersion asks Rancher to upgrade the cluster to an RKE2 release with the strategy:
+	// a provisioned cluster's spec.kubernetesVersion and rkeConfig.upgradeStrategy (Rancher's
+	// planner rolls the machines), an imported one's management cluster rke2Config (Rancher's
+	// system-upgrade-controller plans roll the nodes) and its AnnotationK8sVersion. Safe to
+	// repeat.
+	SetK8sVersion(ctx context.Context, c ClusterRef, rc RancherCluster, version string, u UpgradeStrategy) error
 	// DeleteCluster deletes the cluster; failure.ErrNotReady while Rancher is still removing it.
 	DeleteCluster(ctx context.Context, c ClusterRef) error
 	// Capacity sums the cluster's node capacity.

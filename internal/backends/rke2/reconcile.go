@@ -23,13 +23,19 @@ type cluster struct {
 	spec    *ClusterSpec
 	rc      RancherCluster
 	net     NetworkInfo
+	netOK   bool            // net ensured during this call (network)
 	vaultOK bool            // Vault objects ensured during this call
 	whole   map[string]bool // nodes found whole during this call (shape.go)
-	log     *zap.Logger
+	// readOnly: a health pass of a paused cluster (AnnotationReconcile): nothing is mended,
+	// not even a missing floating IP.
+	readOnly bool
+	log      *zap.Logger
 }
 
-// reconcile brings the cluster towards spec: Rancher cluster, network, then planning passes.
-func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec) (backends.Info, error) {
+// reconcile brings the cluster towards spec: Rancher cluster, network, then planning passes;
+// once every node is ready, the Kubernetes upgrade to target ("" none) is asked for and
+// followed (upgrade.go).
+func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec, target string) (backends.Info, error) {
 	c := &cluster{ref: ClusterRef{UUID: uuid, Name: spec.Name}, spec: spec, whole: map[string]bool{},
 		log: backends.Log(backends.ForResource(ctx, uuid), b.d.Log).With(zap.String("cluster", spec.Name), zap.String("resource", uuid))}
 	info := backends.Info{BackendID: spec.Name}
@@ -40,8 +46,8 @@ func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec)
 		}
 		return backends.Info{}, fmt.Errorf("rancher cluster: %w", err)
 	}
-	if c.net, err = b.d.Infra.EnsureNetwork(ctx, c.ref); err != nil {
-		return info, fmt.Errorf("network: %w", err)
+	if _, err = b.network(ctx, c); err != nil {
+		return info, err
 	}
 	if c.rc.ManagementID == "" {
 		return info, notReady(c.ref, "waiting for Rancher to assign the cluster's id")
@@ -60,7 +66,10 @@ func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec)
 		}
 		plan := PlanPass(d, obs.Nodes)
 		if plan.Done {
-			return b.finish(ctx, c, info)
+			if err := b.upgrade(ctx, c, target, obs.Nodes); err != nil {
+				return info, err
+			}
+			return b.finish(ctx, c, info, obs.Nodes)
 		}
 		if len(plan.Actions) == 0 {
 			if len(plan.Refusals) > 0 {
@@ -76,6 +85,20 @@ func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec)
 		}
 	}
 	return info, notReady(c.ref, "still converging")
+}
+
+// network makes sure of the cluster's network chain once per call and returns it (an order's
+// call always does, first; a health pass only when it mends or makes a node).
+func (b *Backend) network(ctx context.Context, c *cluster) (NetworkInfo, error) {
+	if c.netOK {
+		return c.net, nil
+	}
+	net, err := b.d.Infra.EnsureNetwork(ctx, c.ref)
+	if err != nil {
+		return NetworkInfo{}, fmt.Errorf("network: %w", err)
+	}
+	c.net, c.netOK = net, true
+	return net, nil
 }
 
 // deleteStrays deletes duplicate VMs of one node (a create sent twice after a lost answer). The
@@ -131,6 +154,10 @@ func (b *Backend) observe(ctx context.Context, c *cluster) (Observed, []ServerVi
 		return Observed{}, nil, nil, failure.Errorf("cluster %s: inventory on its servers is broken, planning stopped: %v", c.ref.Name, err)
 	}
 	b.markUnregistered(c, obs.Nodes, servers)
+	markUnresponsive(obs.Nodes, b.d.Now(), b.s.NodeRepairAfter)
+	if c.readOnly {
+		return obs, servers, rnodes, nil
+	}
 	if err := b.checkShapes(ctx, c, obs.Nodes, servers); err != nil {
 		return Observed{}, nil, nil, err
 	}
@@ -161,8 +188,9 @@ func (b *Backend) markUnregistered(c *cluster, nodes []Node, servers []ServerVie
 
 // finish: every node is ready. The Vault objects served the nodes' bootstrap and go now (a
 // later scale-up writes them again) — with bootstrap rke2 all but the secret, which keeps the
-// cluster's join token; the resource learns the counts and the nodes.
-func (b *Backend) finish(ctx context.Context, c *cluster, info backends.Info) (backends.Info, error) {
+// cluster's join token; the resource learns the counts and the nodes (the same metadata a
+// health pass reports for a cluster that is well: health_pass.go).
+func (b *Backend) finish(ctx context.Context, c *cluster, info backends.Info, nodes []Node) (backends.Info, error) {
 	remove := b.d.Vault.Remove
 	if b.s.Bootstrap == BootstrapRKE2 {
 		remove = b.d.Vault.RemoveAccess
@@ -170,12 +198,12 @@ func (b *Backend) finish(ctx context.Context, c *cluster, info backends.Info) (b
 	if err := remove(ctx, c.ref.UUID); err != nil {
 		return info, fmt.Errorf("remove the bootstrap vault objects: %w", err)
 	}
+	b.day2.setVault(c.ref.UUID, false)
 	if err := b.registerArgo(ctx, c); err != nil {
 		return info, err
 	}
 	info.Limits = backends.Quantities{b.s.ServerNodesComponent: float64(c.spec.Servers), b.s.AgentNodesComponent: float64(c.spec.Agents)}
-	info.Metadata = map[string]any{"rancher_cluster_id": c.rc.ManagementID, "rancher_cluster_name": c.rc.Name,
-		"stage": ClusterReady, "servers": c.spec.Servers, "agents": c.spec.Agents}
+	info.Metadata = b.metadata(c, Assess(nodes), nodes)
 	c.log.Info("cluster ready", zap.Int("servers", c.spec.Servers), zap.Int("agents", c.spec.Agents))
 	return info, nil
 }
@@ -185,7 +213,9 @@ func (b *Backend) provisionSpec() ProvisionSpec {
 	return ProvisionSpec{K8sVersion: b.s.K8sVersion, CNI: "cilium", DataDir: StorageMountPoint,
 		ClusterCIDR: b.s.ClusterCIDR, ServiceCIDR: b.s.ServiceCIDR,
 		RegistryURL: b.s.PrivateRegistryURL, RegistryUser: b.s.PrivateRegistryUser, RegistryPassword: b.s.PrivateRegistryPassword,
-		Imported: b.s.Bootstrap == BootstrapRKE2}
+		Imported: b.s.Bootstrap == BootstrapRKE2,
+		Etcd:     EtcdSnapshots{ScheduleCron: b.s.EtcdSnapshotScheduleCron, Retention: b.s.EtcdSnapshotRetention, S3: b.s.EtcdS3},
+		Upgrade:  UpgradeStrategy{AgentBatch: b.s.UpgradeAgentBatch, DrainTimeout: b.s.DrainTimeout}}
 }
 
 // quick: the actions finished when they returned (deletions), so planning again now is useful.

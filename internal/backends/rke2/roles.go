@@ -10,4 +10,6 @@ var (
 	_ backends.Pinger         = (*Backend)(nil)
 	_ backends.Diagnoser      = (*Backend)(nil)
 	_ backends.OrderEvaluator = (*Backend)(nil)
+	_ backends.Reconciler     = (*Backend)(nil)
+	_ backends.MetadataReader = (*Backend)(nil)
 )

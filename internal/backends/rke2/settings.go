@@ -85,6 +85,7 @@ type Settings struct {
 	OpenStack OpenStackSettings `mapstructure:"openstack"`
 	Timeouts  `mapstructure:",squash"`
 	Network   `mapstructure:",squash"` // cluster_cidr, service_cidr (settings_network.go)
+	DayTwo    `mapstructure:",squash"` // repair, upgrades, etcd snapshots (settings_day2.go)
 	cloudInit *CloudInit               // parsed template (default or the file's)
 	flavorsRe *regexp.Regexp
 }
@@ -192,12 +193,13 @@ func (s *Settings) applyDefaults() {
 	s.OpenStack.applyDefaults()
 	s.Timeouts.applyDefaults()
 	s.Network.applyDefaults()
+	s.DayTwo.applyDefaults()
 }
 
 // validate reports the first problem of each part of the settings, all at once.
 func (s *Settings) validate() error {
 	return errors.Join(s.validateCore(), s.validateVolumes(), s.OpenStack.validate(), s.Network.validate(s.OpenStack.SubnetCIDR),
-		s.Timeouts.validate(), s.validateIntegrations())
+		s.Timeouts.validate(), s.validateIntegrations(), s.DayTwo.validate())
 }
 
 func (s *Settings) validateCore() error {

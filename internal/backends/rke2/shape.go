@@ -36,7 +36,11 @@ func (b *Backend) checkShapes(ctx context.Context, c *cluster, nodes []Node, ser
 			c.whole[n.Name] = true
 			continue
 		}
-		why, err := b.d.Infra.RepairNode(ctx, c.ref, c.net, vm, b.s.AllocateFloatingIPToAllNodes)
+		net, err := b.network(ctx, c)
+		if err != nil {
+			return err
+		}
+		why, err := b.d.Infra.RepairNode(ctx, c.ref, net, vm, b.s.AllocateFloatingIPToAllNodes)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}

@@ -17,6 +17,7 @@ import (
 // and the next cycle continues.
 func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	c := ClusterRef{UUID: res.UUID, Name: res.BackendID}
+	defer b.day2.lock(c.UUID)()
 	log := backends.Log(backends.ForResource(ctx, c.UUID), b.d.Log).With(zap.String("cluster", c.Name), zap.String("resource", c.UUID))
 	if err := b.d.Infra.ClearLeftovers(ctx, c); err != nil {
 		return fmt.Errorf("openstack leftovers: %w", err)

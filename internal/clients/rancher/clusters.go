@@ -100,6 +100,22 @@ func (c *Client) clusterByName(ctx context.Context, name string) (Cluster, bool,
 	return Cluster{}, false, nil
 }
 
+// UpdateCluster sets fields of a management cluster. Rancher's v3 API merges the fields given
+// into the object (rancher/norman store/proxy/proxy_store.go Update: merge.APIUpdateMerge) and
+// requires the cluster's name in the body (rancher v2.12 pkg/api/norman/store/cluster
+// cluster_store.go Update: MissingRequired "Cluster name"), so it is read first.
+func (c *Client) UpdateCluster(ctx context.Context, id string, fields map[string]any) error {
+	cl, err := c.Cluster(ctx, id)
+	if err != nil {
+		return err
+	}
+	body := map[string]any{"name": cl.Name}
+	for k, v := range fields {
+		body[k] = v
+	}
+	return c.do(ctx, http.MethodPut, clusterPath(id), nil, body, nil)
+}
+
 // DeleteCluster removes a management cluster; an absent one is success.
 func (c *Client) DeleteCluster(ctx context.Context, id string) error {
 	err := c.do(ctx, http.MethodDelete, clusterPath(id), nil, nil, nil)

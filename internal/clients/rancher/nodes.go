@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/waldur/site-agent/internal/failure"
 )
@@ -18,9 +19,41 @@ type Node struct {
 	State             string            `json:"state"`
 	Labels            map[string]string `json:"labels"`
 	Conditions        []struct {
-		Type   string `json:"type"`
-		Status string `json:"status"`
+		Type               string `json:"type"`
+		Status             string `json:"status"`
+		LastTransitionTime string `json:"lastTransitionTime"`
 	} `json:"conditions"`
+	// Info.Kubernetes.KubeletVersion is the Node's kubelet version (rancher v2.12
+	// pkg/schemas/mapper/os_info.go moves status.nodeInfo there).
+	Info struct {
+		Kubernetes struct {
+			KubeletVersion string `json:"kubeletVersion"`
+		} `json:"kubernetes"`
+	} `json:"info"`
+}
+
+// Ready is the downstream Node's Ready condition, which Rancher copies onto the v3 node
+// (rancher v2.12 pkg/controllers/managementuser/nodesyncer/nodessyncer.go cleanStatus): its
+// status ("True", "False", "Unknown"; "" when Rancher shows none) and when it last changed
+// (zero when absent or unreadable).
+func (n Node) Ready() (status string, since time.Time) {
+	for _, c := range n.Conditions {
+		if c.Type == "Ready" {
+			return c.Status, parseConditionTime(c.LastTransitionTime)
+		}
+	}
+	return "", time.Time{}
+}
+
+// parseConditionTime reads a condition's time: Rancher writes metav1.Time's String() (Go's
+// "2006-01-02 15:04:05 -0700 MST"); RFC 3339 is accepted too.
+func parseConditionTime(s string) time.Time {
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999 -0700 MST", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
 }
 
 // Name is the node's name in the cluster (its requested host name until it has one).

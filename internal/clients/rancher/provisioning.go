@@ -24,6 +24,10 @@ type ProvisioningCluster struct {
 		Annotations       map[string]string `json:"annotations"`
 		DeletionTimestamp string            `json:"deletionTimestamp,omitempty"`
 	} `json:"metadata"`
+	Spec struct {
+		KubernetesVersion string         `json:"kubernetesVersion"`
+		RKEConfig         map[string]any `json:"rkeConfig"` // nil: an imported cluster
+	} `json:"spec"`
 	Status struct {
 		ClusterName string `json:"clusterName"` // the management cluster's id (c-m-…), "" until assigned
 		Ready       bool   `json:"ready"`
@@ -86,6 +90,44 @@ func (c *Client) EnsureProvisioningCluster(ctx context.Context, name string, met
 		}
 	}
 	return p, err
+}
+
+// UpdateProvisioningCluster reads the provisioning cluster called name and replaces it with
+// what change makes of its spec and annotations (both may be changed in place). Steve's PUT
+// replaces the object and needs the resourceVersion read (a stale one is 409: someone changed
+// it meanwhile), so a conflict reads it again, a few times. The fields the client does not know
+// travel unchanged; change returning false sends nothing.
+func (c *Client) UpdateProvisioningCluster(ctx context.Context, name string, change func(spec map[string]any, annotations map[string]string) bool) error {
+	path := provPath + "/" + url.PathEscape(name)
+	var err error
+	for range 3 {
+		var raw struct {
+			Metadata map[string]any `json:"metadata"`
+			Spec     map[string]any `json:"spec"`
+		}
+		if err = c.do(ctx, http.MethodGet, path, nil, nil, &raw); err != nil {
+			return err
+		}
+		if raw.Spec == nil {
+			raw.Spec = map[string]any{}
+		}
+		ann := map[string]string{}
+		if m, ok := raw.Metadata["annotations"].(map[string]any); ok {
+			for k, v := range m {
+				ann[k], _ = v.(string)
+			}
+		}
+		if !change(raw.Spec, ann) {
+			return nil
+		}
+		md := map[string]any{"name": name, "namespace": "fleet-default", "annotations": ann,
+			"labels": raw.Metadata["labels"], "resourceVersion": raw.Metadata["resourceVersion"]}
+		body := map[string]any{"type": "provisioning.cattle.io.cluster", "metadata": md, "spec": raw.Spec}
+		if err = c.do(ctx, http.MethodPut, path, nil, body, nil); !isConflict(err) {
+			return err
+		}
+	}
+	return failure.Transient(err)
 }
 
 // DeleteProvisioningCluster asks Rancher to delete the provisioning cluster; an absent one is

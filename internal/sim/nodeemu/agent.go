@@ -192,7 +192,11 @@ func (c *Cluster) nodeReport() []map[string]any {
 		if m.role == "server" {
 			roles = []string{"etcd", "controlplane"}
 		}
-		out = append(out, map[string]any{"nodeName": n, "ready": m.up, "labels": m.labels, "roles": roles})
+		node := map[string]any{"nodeName": n, "ready": m.up, "labels": m.labels, "roles": roles}
+		if m.version != "" {
+			node["kubeletVersion"] = m.version
+		}
+		out = append(out, node)
 	}
 	return out
 }

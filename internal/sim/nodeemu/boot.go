@@ -28,6 +28,11 @@ type Boot struct {
 	ImportManifest bool
 	// RegistryConfig: the script writes registries.yaml from Vault (bootstrap rke2).
 	RegistryConfig bool
+	// EtcdS3Config: the script writes the etcd-s3-* options from Vault into config.yaml.d
+	// (bootstrap rke2 servers with etcd snapshots to S3).
+	EtcdS3Config bool
+	// Version is the RKE2 release the script installs (INSTALL_RKE2_VERSION; bootstrap rke2).
+	Version string
 
 	roleID, secretID     string
 	loginPath, tokenPath string // /v1/… paths on Vault
@@ -45,6 +50,8 @@ var (
 	rancherRe  = regexp.MustCompile(`--server '([^']+)'`)
 	importRe   = regexp.MustCompile(`-K - \\\s+-o '[^']*/server/manifests/[^'/]+\.yaml'`)
 	registryRe = regexp.MustCompile(`base64 -d > /etc/rancher/rke2/registries\.yaml`)
+	etcdS3Re   = regexp.MustCompile(`base64 -d > /etc/rancher/rke2/config\.yaml\.d/[^ ]+\.yaml`)
+	versionRe  = regexp.MustCompile(`INSTALL_RKE2_VERSION='([^']+)'`)
 )
 
 // Parse reads the built-in template's user data.
@@ -76,6 +83,10 @@ func Parse(userData []byte) (Boot, error) {
 			b.ServerURL = s[1]
 		}
 		b.ImportManifest, b.RegistryConfig = importRe.MatchString(script), registryRe.MatchString(script)
+		b.EtcdS3Config = etcdS3Re.MatchString(script)
+		if v := versionRe.FindStringSubmatch(script); v != nil {
+			b.Version = v[1]
+		}
 	case strings.Contains(script, "system-agent-install.sh"):
 		b.Mode, b.Role = "rancher", "agent"
 		if m := rancherRe.FindStringSubmatch(script); m != nil {
@@ -95,6 +106,7 @@ type Secrets struct {
 	Token      string // registration token (rancher) or join token (rke2)
 	ImportURL  string // Rancher's import manifest URL (rke2 servers)
 	Registries string // registries.yaml, decoded (rke2 with a private registry)
+	EtcdS3     string // the etcd-s3-* configuration, decoded (rke2 servers with etcd_s3)
 }
 
 // Token logs in to Vault with the node's role id and secret id and reads the cluster token, as
@@ -134,16 +146,32 @@ func (b Boot) secrets(data map[string]string) (Secrets, error) {
 		return s, fmt.Errorf("%s: no token at %s", b.NodeName, b.tokenPath)
 	case b.ImportManifest && s.ImportURL == "":
 		return s, fmt.Errorf("%s: no import_url at %s", b.NodeName, b.tokenPath)
-	case !b.RegistryConfig:
-		return s, nil
 	}
-	raw, err := base64.StdEncoding.DecodeString(data["registries_yaml_b64"])
+	if b.RegistryConfig {
+		raw, ok := yamlValue(data["registries_yaml_b64"])
+		if !ok {
+			return s, fmt.Errorf("%s: no registries.yaml (registries_yaml_b64) at %s", b.NodeName, b.tokenPath)
+		}
+		s.Registries = raw
+	}
+	if b.EtcdS3Config {
+		raw, ok := yamlValue(data["etcd_s3_yaml_b64"])
+		if !ok {
+			return s, fmt.Errorf("%s: no etcd S3 configuration (etcd_s3_yaml_b64) at %s", b.NodeName, b.tokenPath)
+		}
+		s.EtcdS3 = raw
+	}
+	return s, nil
+}
+
+// yamlValue decodes a base64 YAML document as the script's base64 -d would, and checks it is YAML.
+func yamlValue(b64 string) (string, bool) {
+	raw, err := base64.StdEncoding.DecodeString(b64)
 	var doc map[string]any
 	if err != nil || len(raw) == 0 || yaml.Unmarshal(raw, &doc) != nil {
-		return s, fmt.Errorf("%s: no registries.yaml (registries_yaml_b64) at %s", b.NodeName, b.tokenPath)
+		return "", false
 	}
-	s.Registries = string(raw)
-	return s, nil
+	return string(raw), true
 }
 
 // do sends one request as the script's curl -f --retry 10 --retry-all-errors does: any failure

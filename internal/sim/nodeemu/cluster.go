@@ -30,6 +30,7 @@ type member struct {
 	role, addr string
 	labels     map[string]string
 	up         bool
+	version    string // the RKE2 release it runs: its kubelet reports it
 }
 
 // NewCluster returns an empty cluster that accepts token; with "" the initial server's token
@@ -85,7 +86,7 @@ func (c *Cluster) join(b Boot, token, addr string) error {
 			return err
 		}
 	}
-	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, labels: b.Labels, up: true}
+	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, labels: b.Labels, up: true, version: b.Version}
 	return nil
 }
 
@@ -115,6 +116,51 @@ func (c *Cluster) Stop(name string) {
 		c.etcd.Down(name)
 	}
 	c.keep(c.report())
+}
+
+// Start brings a stopped node back (its VM answers again): its Node turns Ready and a server's
+// etcd member is live again. False when no node has that name.
+func (c *Cluster) Start(name string) bool {
+	c.mu.Lock()
+	m := c.nodes[name]
+	if m != nil {
+		m.up = true
+	}
+	c.mu.Unlock()
+	if m == nil {
+		return false
+	}
+	if up, ok := c.etcd.(interface{ Up(string) }); ok && m.role == "server" {
+		up.Up(name)
+	}
+	c.keep(c.report())
+	return true
+}
+
+// Upgrade makes a node run another RKE2 release, as the system-upgrade-controller's job does
+// (it replaces the binary and restarts the service): its kubelet then reports that version.
+// False when no node has that name.
+func (c *Cluster) Upgrade(name, version string) bool {
+	c.mu.Lock()
+	m := c.nodes[name]
+	if m != nil {
+		m.version = version
+	}
+	c.mu.Unlock()
+	if m != nil {
+		c.keep(c.report())
+	}
+	return m != nil
+}
+
+// Version is the RKE2 release a node runs ("" when no node has that name).
+func (c *Cluster) Version(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.nodes[name]; m != nil {
+		return m.version
+	}
+	return ""
 }
 
 // Remove takes a node out of the cluster (its VM was deleted and its Node object with it, as

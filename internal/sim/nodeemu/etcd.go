@@ -76,6 +76,16 @@ func (e *MemEtcd) Down(name string) {
 	}
 }
 
+// Up: the member's machine answers again (a member that was down; no effect otherwise).
+// Optional for an Etcd: Cluster.Start uses it when present.
+func (e *MemEtcd) Up(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.members[name]; ok {
+		e.members[name] = true
+	}
+}
+
 // Remove implements Etcd.
 func (e *MemEtcd) Remove(name string) (bool, error) {
 	e.mu.Lock()

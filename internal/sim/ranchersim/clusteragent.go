@@ -20,18 +20,19 @@ import (
 
 // ClusterAgentEndpoint is the simulator-only path where an emulated cluster agent reports the
 // downstream Nodes (POST, "Authorization: Bearer <registration token>", body {"nodes":
-// [{"nodeName", "labels", "ready", "roles", "cpu", "memoryMiB"}]}). Answers 204; 401 for an
+// [{"nodeName", "labels", "ready", "roles", "cpu", "memoryMiB", "kubeletVersion"}]}). Answers 204; 401 for an
 // unknown token, 409 for a cluster that is not imported, 422 for a malformed body.
 const ClusterAgentEndpoint = "/v3/sim/cluster-agent/nodes"
 
 // agentNode is one reported downstream Node.
 type agentNode struct {
-	name   string
-	labels map[string]string
-	ready  bool
-	roles  []string
-	cpu    int
-	memMiB int
+	name    string
+	labels  map[string]string
+	ready   bool
+	roles   []string
+	cpu     int
+	memMiB  int
+	version string
 }
 
 func (s *Server) handleClusterAgent(w http.ResponseWriter, r *http.Request) {
@@ -80,6 +81,7 @@ func parseAgentNodes(body map[string]any) ([]agentNode, string) {
 		seen[name] = true
 		n := agentNode{name: name, labels: map[string]string{}, cpu: 4, memMiB: 8192}
 		n.ready, _ = m["ready"].(bool)
+		n.version, _ = m["kubeletVersion"].(string)
 		if lm, ok := m["labels"].(map[string]any); ok {
 			for k, v := range lm {
 				n.labels[k] = fmt.Sprint(v)
@@ -147,14 +149,16 @@ func (s *Server) syncAgentNodesLocked(cid string, nodes []agentNode) {
 		reported[an.name] = true
 		n := byName[an.name]
 		if n == nil {
-			n = &simNode{clusterID: cid, name: an.name, registered: time.Now(), labels: map[string]string{}, storageGiB: 100, fromAgent: true}
+			n = &simNode{clusterID: cid, name: an.name, registered: time.Now(), labels: map[string]string{}, storageGiB: 100, fromAgent: true,
+				readyChanged: time.Now()}
 			n.id = cid + ":" + s.st.newName("m-", func(x string) bool { return s.nodes[cid+":"+x] != nil })
 			s.nodes[n.id] = n
 		}
 		for k, v := range an.labels {
 			n.labels[k] = v
 		}
-		n.roles, n.cpu, n.memMiB, n.notReady = an.roles, an.cpu, an.memMiB, !an.ready
+		n.roles, n.cpu, n.memMiB, n.version = an.roles, an.cpu, an.memMiB, an.version
+		n.setReady(an.ready)
 	}
 	for id, n := range s.nodes {
 		if n.clusterID == cid && n.fromAgent && !reported[n.name] {

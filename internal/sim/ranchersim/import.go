@@ -66,9 +66,10 @@ func (s *Server) importRoutes(p []string) map[string]route {
 	case len(p) == 2 && p[0] == "clusters":
 		id := p[1]
 		return map[string]route{
-			get:  {"cluster.get", func(w http.ResponseWriter, r *http.Request) { s.handleCluster(w, r, id) }},
-			del:  {"cluster.delete", func(w http.ResponseWriter, r *http.Request) { s.deleteCluster(w, r, id) }},
-			post: {"cluster.action", func(w http.ResponseWriter, r *http.Request) { s.clusterAction(w, r, id) }},
+			get:            {"cluster.get", func(w http.ResponseWriter, r *http.Request) { s.handleCluster(w, r, id) }},
+			http.MethodPut: {"cluster.update", func(w http.ResponseWriter, r *http.Request) { s.updateCluster(w, r, id) }},
+			del:            {"cluster.delete", func(w http.ResponseWriter, r *http.Request) { s.deleteCluster(w, r, id) }},
+			post:           {"cluster.action", func(w http.ResponseWriter, r *http.Request) { s.clusterAction(w, r, id) }},
 		}
 	case len(p) == 1 && p[0] == "clusterregistrationtokens":
 		return map[string]route{get: {"crts.list", s.listTokensCRT}, post: {"crt.create", s.createTokenCRT}}

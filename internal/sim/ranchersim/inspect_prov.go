@@ -22,6 +22,7 @@ func (s *Server) ProvisionedClusters() []string {
 type NodeInfo struct {
 	ID, ClusterID, Name, State string
 	Labels                     map[string]string
+	Version                    string // the kubelet's
 }
 
 // Nodes lists the registered nodes (all clusters), sorted by name.
@@ -32,7 +33,7 @@ func (s *Server) Nodes() []NodeInfo {
 	out := make([]NodeInfo, 0, len(s.nodes))
 	for _, n := range s.nodes {
 		st, _ := s.nodeStateLocked(n)
-		out = append(out, NodeInfo{ID: n.id, ClusterID: n.clusterID, Name: n.name, State: st, Labels: clonedMap(n.labels)})
+		out = append(out, NodeInfo{ID: n.id, ClusterID: n.clusterID, Name: n.name, State: st, Labels: clonedMap(n.labels), Version: n.version})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -30,7 +30,19 @@ type simNode struct {
 	cpu                 int
 	memMiB, storageGiB  int
 	fromAgent           bool // reported by an imported cluster's agent (clusteragent.go)
-	notReady            bool // its Node is NotReady (agent-reported nodes)
+	notReady            bool // its Node is NotReady (agent-reported nodes; SetNodeReady)
+	readyChanged        time.Time
+	version             string // the kubelet's version (info.kubernetes.kubeletVersion)
+	upgrading           bool   // an upgrade cordoned it (upgrade.go)
+}
+
+// setReady records the Node's readiness; the Ready condition's lastTransitionTime moves only
+// when it changes, as the kubelet and the node lifecycle controller move it.
+func (n *simNode) setReady(ready bool) {
+	if n.notReady == ready || n.readyChanged.IsZero() {
+		n.readyChanged = time.Now()
+	}
+	n.notReady = !ready
 }
 
 func (s *Server) nodeRoutes(p []string) map[string]route {
@@ -59,6 +71,8 @@ func (n *simNode) state(o Options, hung bool) (string, bool) {
 		return "drained", true
 	case n.notReady:
 		return "unavailable", false
+	case n.upgrading:
+		return "cordoned", false
 	case now.Before(n.registered.Add(o.NodeActiveAfter)):
 		return "registering", false
 	}
@@ -78,9 +92,12 @@ func (s *Server) nodeStateLocked(n *simNode) (string, bool) {
 func (s *Server) renderNode(base string, n *simNode) map[string]any {
 	self := base + "/v3/nodes/" + n.id
 	state, drained := s.nodeStateLocked(n)
-	cond := "False"
+	cond, ready := "False", "True"
 	if drained {
 		cond = "True"
+	}
+	if n.notReady {
+		ready = "Unknown" // the kubelet stopped posting status: the node lifecycle controller's verdict
 	}
 	has := func(r string) bool { return contains(n.roles, r) }
 	capacity := map[string]string{"cpu": fmt.Sprint(n.cpu), "memory": fmt.Sprintf("%dMi", n.memMiB),
@@ -88,9 +105,13 @@ func (s *Server) renderNode(base string, n *simNode) map[string]any {
 	return map[string]any{"id": n.id, "type": "node", "baseType": "node", "clusterId": n.clusterID,
 		"namespaceId": n.clusterID, "nodeName": n.name, "hostname": n.name, "requestedHostname": n.name,
 		"labels": nonNil(n.labels), "state": state, "transitioning": map[bool]string{true: "yes", false: "no"}[state != "active" && state != "drained"],
-		"etcd": has("etcd"), "controlPlane": has("controlplane"), "worker": has("worker"), "unschedulable": !n.drainAt.IsZero(),
-		"conditions": []map[string]any{{"type": "Ready", "status": "True"}, {"type": "Drained", "status": cond}},
-		"capacity":   capacity, "allocatable": capacity, "created": n.registered.UTC().Format(time.RFC3339),
+		"etcd": has("etcd"), "controlPlane": has("controlplane"), "worker": has("worker"), "unschedulable": !n.drainAt.IsZero() || n.upgrading,
+		// Rancher copies the Node's Ready condition with metav1.Time's String() as its times
+		// (rancher v2.12 pkg/controllers/managementuser/nodesyncer/nodessyncer.go cleanStatus).
+		"conditions": []map[string]any{{"type": "Ready", "status": ready, "lastTransitionTime": n.readyChanged.UTC().Truncate(time.Second).String()},
+			{"type": "Drained", "status": cond}},
+		"info":     map[string]any{"kubernetes": map[string]any{"kubeletVersion": n.version, "kubeProxyVersion": n.version}},
+		"capacity": capacity, "allocatable": capacity, "created": n.registered.UTC().Format(time.RFC3339),
 		"links":   map[string]string{"self": self, "update": self, "remove": self},
 		"actions": map[string]string{"drain": self + "?action=drain", "cordon": self + "?action=cordon"}}
 }
@@ -231,7 +252,11 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "Conflict", "cluster "+cid+" is imported (no spec.rkeConfig): its nodes come from its cluster agent")
 		return
 	}
-	n := &simNode{clusterID: cid, name: name, registered: time.Now(), labels: map[string]string{}, cpu: 4, memMiB: 8192, storageGiB: 100}
+	n := &simNode{clusterID: cid, name: name, registered: time.Now(), labels: map[string]string{}, cpu: 4, memMiB: 8192, storageGiB: 100,
+		readyChanged: time.Now()}
+	if pc := s.provOfLocked(cid); pc != nil { // the system agent installs the cluster's release
+		n.version, _ = pc.spec["kubernetesVersion"].(string)
+	}
 	for _, v := range asList(body["roles"]) {
 		n.roles = append(n.roles, fmt.Sprint(v))
 	}
@@ -284,6 +309,22 @@ func (s *Server) refreshStatsLocked(cid string) {
 		c.State = "active"
 	}
 	c.imp.stats = st
+}
+
+// SetNodeReady makes the named node's Node Ready or NotReady (its kubelet stopped posting
+// status: the VM hangs, its network is cut) — for nodes registered through the system agent;
+// an imported cluster's agent reports readiness itself. False when no node has that name.
+func (s *Server) SetNodeReady(node string, ready bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	for _, n := range s.nodes {
+		if n.name == node && !n.fromAgent {
+			n.setReady(ready)
+			found = true
+		}
+	}
+	return found
 }
 
 // HangDrain makes drains of the named node never finish (false lets them finish).

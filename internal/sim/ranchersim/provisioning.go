@@ -212,8 +212,10 @@ func (s *Server) updateProv(w http.ResponseWriter, r *http.Request, name string)
 	case pb.rv != strconv.Itoa(pc.rv):
 		writeStatus(w, http.StatusConflict, "Conflict", `Operation cannot be fulfilled on clusters.provisioning.cattle.io "`+name+`": the object has been modified`)
 	default:
+		old := pc.spec
 		pc.labels, pc.notes, pc.spec = pb.labels, pb.notes, pb.spec
 		pc.rv++
+		s.provUpgradeLocked(pc, old)
 		writeJSON(w, http.StatusOK, s.renderProv(pc))
 	}
 }

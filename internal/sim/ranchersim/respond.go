@@ -58,7 +58,10 @@ const (
 	kString fieldKind = iota
 	kStringMap
 	kReference
-	kAny // any JSON value (action inputs the simulator does not model)
+	kAny    // any JSON value (action inputs the simulator does not model)
+	kBool   // a JSON boolean
+	kInt    // a JSON number without a fraction
+	kObject // a JSON object
 )
 
 // input checks a create/update body against the fields the operation accepts: wrong types are
@@ -78,6 +81,12 @@ func (s *Server) input(w http.ResponseWriter, op string, body map[string]any, fi
 		}
 		switch kind {
 		case kAny:
+			out[k] = v
+		case kBool, kInt, kObject:
+			if !kindMatches(kind, v) {
+				fieldError(w, "InvalidFormat", k, fmt.Sprintf("wrong type %T", v))
+				return nil, false
+			}
 			out[k] = v
 		case kString, kReference:
 			str, ok := v.(string)

@@ -50,6 +50,9 @@ func checkRKEConfig(spec map[string]any) string {
 			return "spec.rkeConfig.machineGlobalConfig: must be an object"
 		}
 	}
+	if msg := checkEtcdAndUpgrade(rke); msg != "" {
+		return msg
+	}
 	reg, ok := rke["registries"]
 	if !ok {
 		return ""
@@ -96,13 +99,17 @@ func checkEntries(v any, what string, fields map[string]bool) string {
 }
 
 // planBlockedLocked is the planner's error for the cluster's machines ("" when a plan renders):
-// a registry secret that is missing or of the wrong type (s.mu held).
+// a registry secret that is missing or of the wrong type, or a missing etcd S3 credential
+// (rkeconfig_etcd.go; s.mu held).
 func (s *Server) planBlockedLocked(managedID string) string {
 	pc := s.provOfLocked(managedID)
 	if pc == nil {
 		return ""
 	}
 	rke, _ := pc.spec["rkeConfig"].(map[string]any)
+	if msg := s.etcdS3BlockedLocked(rke); msg != "" {
+		return msg
+	}
 	regs, _ := rke["registries"].(map[string]any)
 	configs, _ := regs["configs"].(map[string]any)
 	hosts := make([]string, 0, len(configs))

@@ -58,6 +58,8 @@ type Options struct {
 	// answered 404 `namespaces "c-xxxxx" not found` (default 50 ms; negative: never). See
 	// createTokenCRT.
 	NamespaceDelay time.Duration
+	// UpgradeStepDuration is how long a node being upgraded stays cordoned (default 50 ms).
+	UpgradeStepDuration time.Duration
 	// Seed makes generated ids deterministic.
 	Seed int64
 	// Logf, when set, receives one line per request.
@@ -85,6 +87,10 @@ type Server struct {
 	nodeAnn     map[string]map[string]string // downstream Node annotations by v3 node id (etcdnodes.go)
 	etcdRemover EtcdRemover                  // the emulated etcd (etcdnodes.go)
 	secrets     map[string]*simSecret        // fleet-default's secrets by name (secrets.go)
+	upgrader    Upgrader                     // the node emulator's upgrade job (upgrade.go)
+	rollouts    map[string]*rollout          // upgrades in progress by cluster id
+	rolloutGen  int
+	upgradeLog  []string
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -110,6 +116,9 @@ func New(o Options) *Server {
 		if *d <= 0 {
 			*d = 100 * time.Millisecond
 		}
+	}
+	if o.UpgradeStepDuration <= 0 {
+		o.UpgradeStepDuration = 50 * time.Millisecond
 	}
 	if o.ConnectedCheckInterval <= 0 {
 		o.ConnectedCheckInterval = 15 * time.Second

@@ -97,7 +97,7 @@ func TestRoutingStrictness(t *testing.T) {
 		{"GET", "/v3/nothing", 404, "NotFound"},
 		{"GET", "/v4/projects", 404, "NotFound"},
 		{"GET", "/v3/clusters/c-m-unknown", 404, "NotFound"},
-		{"PUT", "/v3/clusters/" + cluster, 405, "MethodNotAllow"},
+		{"PATCH", "/v3/clusters/" + cluster, 405, "MethodNotAllow"},
 		{"PUT", "/v3/projectroletemplatebindings/p-x:prtb-y", 405, "MethodNotAllow"},
 		{"PATCH", "/v3/projects", 405, "MethodNotAllow"},
 		{"GET", "/k8s/clusters/c-m-unknown/api", 404, "NotFound"},

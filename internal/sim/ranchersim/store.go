@@ -37,6 +37,7 @@ type Binding struct {
 type Cluster struct {
 	ID, Name, State string
 	imp             *imported // clusters created through the API (import.go)
+	rke2Version     string    // rke2Config.kubernetesVersion of an imported cluster (upgrade.go)
 }
 
 type state struct {
@@ -131,6 +132,9 @@ func renderCluster(base string, c *Cluster) map[string]any {
 	out := map[string]any{"id": c.ID, "type": "cluster", "baseType": "cluster", "name": c.Name, "state": c.State,
 		"links": map[string]string{"self": self, "namespaces": self + "/namespaces"}, "actions": map[string]string{}}
 	c.renderImported(out)
+	if c.rke2Version != "" {
+		out["rke2Config"] = map[string]any{"kubernetesVersion": c.rke2Version}
+	}
 	return out
 }
 

@@ -2,9 +2,11 @@ package assembly
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/waldur/site-agent/internal/backends"
@@ -29,8 +31,14 @@ func view(p rancherapi.ProvisioningCluster) rke2.RancherCluster {
 	if p.Metadata.DeletionTimestamp != "" {
 		state = "removing"
 	}
+	version := p.Metadata.Annotations[rke2.AnnotationK8sVersion] // an imported cluster's, once upgraded
+	if version == "" {
+		version = p.Spec.KubernetesVersion
+	}
 	return rke2.RancherCluster{Name: p.Metadata.Name, ManagementID: p.Status.ClusterName, State: state,
-		ClusterCIDR: p.Metadata.Annotations[rke2.AnnotationClusterCIDR], ServiceCIDR: p.Metadata.Annotations[rke2.AnnotationServiceCIDR]}
+		ClusterCIDR: p.Metadata.Annotations[rke2.AnnotationClusterCIDR], ServiceCIDR: p.Metadata.Annotations[rke2.AnnotationServiceCIDR],
+		K8sVersion: version, Paused: p.Metadata.Annotations[rke2.AnnotationReconcile] == rke2.ReconcilePaused,
+		Imported: p.Spec.RKEConfig == nil}
 }
 
 // Cluster implements rke2.Rancher.
@@ -82,8 +90,8 @@ func (r rancherPort) ClusterOwner(ctx context.Context, name string) (string, err
 func (r rancherPort) EnsureCluster(ctx context.Context, ref rke2.ClusterRef, spec rke2.ProvisionSpec) (rke2.RancherCluster, error) {
 	p, err := r.c.ProvisioningCluster(ctx, ref.Name)
 	if errors.Is(err, failure.ErrNotFound) {
-		if err = r.EnsureRegistrySecret(ctx, ref, spec); err != nil {
-			return rke2.RancherCluster{}, fmt.Errorf("registry secret: %w", err)
+		if err = r.EnsureClusterSecrets(ctx, ref, spec); err != nil {
+			return rke2.RancherCluster{}, err
 		}
 		meta := rancherapi.Meta{Labels: map[string]string{rke2.LabelCluster: ref.UUID}, Annotations: map[string]string{}}
 		for k, v := range map[string]string{rke2.AnnotationClusterCIDR: spec.ClusterCIDR, rke2.AnnotationServiceCIDR: spec.ServiceCIDR} {
@@ -106,11 +114,12 @@ func (r rancherPort) EnsureCluster(ctx context.Context, ref rke2.ClusterRef, spe
 }
 
 // provSpec is the spec of the cluster to create: an RKE2 custom cluster (the CNI and networks,
-// the data directories on the nodes' data volume, the private registry), or an imported one
-// (no rkeConfig). machineGlobalConfig is every node's RKE2 configuration, each key kept for the
-// roles that take it (rancher v2.12 pkg/capr/planner/config.go addUserConfig, filter.go);
-// system-default-registry there is also where Rancher pulls the cluster agent from, with the
-// credentials of registries.configs[<that host>] (pkg/provisioningv2/image/resolve.go).
+// the data directories on the nodes' data volume, the private registry, the etcd snapshots and
+// the upgrade strategy), or an imported one (no rkeConfig). machineGlobalConfig is every
+// node's RKE2 configuration, each key kept for the roles that take it (rancher v2.12
+// pkg/capr/planner/config.go addUserConfig, filter.go); system-default-registry there is also
+// where Rancher pulls the cluster agent from, with the credentials of registries.configs[<that
+// host>] (pkg/provisioningv2/image/resolve.go).
 func provSpec(ref rke2.ClusterRef, spec rke2.ProvisionSpec) map[string]any {
 	s := map[string]any{"kubernetesVersion": spec.K8sVersion}
 	if spec.Imported {
@@ -123,7 +132,8 @@ func provSpec(ref rke2.ClusterRef, spec rke2.ProvisionSpec) map[string]any {
 		}
 	}
 	rke := map[string]any{"machineGlobalConfig": global,
-		"dataDirectories": map[string]any{"systemAgent": spec.DataDir + "/agent", "provisioning": spec.DataDir + "/provisioning", "k8sDistro": spec.DataDir + "/rke2"}}
+		"dataDirectories": map[string]any{"systemAgent": spec.DataDir + "/agent", "provisioning": spec.DataDir + "/provisioning", "k8sDistro": spec.DataDir + "/rke2"},
+		"etcd":            etcdConfig(ref, spec.Etcd), "upgradeStrategy": upgradeStrategy(spec.Upgrade)}
 	if spec.RegistryURL != "" {
 		host := registryHost(spec.RegistryURL)
 		global["system-default-registry"] = host
@@ -135,6 +145,38 @@ func provSpec(ref rke2.ClusterRef, spec rke2.ProvisionSpec) map[string]any {
 	}
 	s["rkeConfig"] = rke
 	return s
+}
+
+// etcdConfig is rkeConfig.etcd (rancher v2.12 pkg/apis/rke.cattle.io/v1 ETCD, ETCDSnapshotS3):
+// the planner writes etcd-snapshot-schedule-cron and etcd-snapshot-retention into every etcd
+// node's configuration and turns s3 into the etcd-s3-* options, the access and secret keys
+// read from the cloudCredentialName secret's accessKey and secretKey (pkg/capr/planner
+// config.go addETCD, s3args.go; a plain name is a secret of the cluster's namespace,
+// fleet-default: pkg/controllers/capr/machineprovision/args.go GetCloudCredentialSecret).
+func etcdConfig(ref rke2.ClusterRef, e rke2.EtcdSnapshots) map[string]any {
+	out := map[string]any{"snapshotScheduleCron": e.ScheduleCron, "snapshotRetention": e.Retention}
+	if s3 := e.S3; s3 != nil {
+		m := map[string]any{"bucket": s3.Bucket, "skipSSLVerify": s3.SkipSSLVerify}
+		for k, v := range map[string]string{"endpoint": s3.Endpoint, "folder": s3.Folder, "region": s3.Region} {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		if s3.AccessKey != "" {
+			m["cloudCredentialName"] = rke2.EtcdS3SecretName(ref.UUID)
+		}
+		out["s3"] = m
+	}
+	return out
+}
+
+// upgradeStrategy is rkeConfig.upgradeStrategy (rancher v2.12 pkg/apis/rke.cattle.io/v1
+// ClusterUpgradeStrategy): servers one at a time, agents in batches, each drained first.
+func upgradeStrategy(u rke2.UpgradeStrategy) map[string]any {
+	drain := map[string]any{"enabled": true, "force": true, "ignoreDaemonSets": true, "deleteEmptyDirData": true,
+		"gracePeriod": -1, "timeout": int(u.DrainTimeout.Seconds())}
+	return map[string]any{"controlPlaneConcurrency": "1", "workerConcurrency": strconv.Itoa(max(u.AgentBatch, 1)),
+		"controlPlaneDrainOptions": drain, "workerDrainOptions": drain}
 }
 
 // registryHost is the registry's host[:port], as system-default-registry and the registries
@@ -149,17 +191,34 @@ func registryHost(raw string) string {
 // fleetDefault is the namespace of provisioning clusters and the secrets they name.
 const fleetDefault = "fleet-default"
 
-// EnsureRegistrySecret implements rke2.Rancher: the kubernetes.io/basic-auth secret (username,
-// password: rancher v2.12 pkg/capr/planner/registry.go renderRegistries reads those keys) in
-// fleet-default, labelled with the resource. Nothing without registry credentials or for an
-// imported cluster (bootstrap rke2 nodes read registries.yaml from Vault).
-func (r rancherPort) EnsureRegistrySecret(ctx context.Context, ref rke2.ClusterRef, spec rke2.ProvisionSpec) error {
-	if spec.Imported || spec.RegistryURL == "" || spec.RegistryUser == "" {
+// EnsureClusterSecrets implements rke2.Rancher: in fleet-default, labelled with the resource,
+// the registry's kubernetes.io/basic-auth secret (username, password: rancher v2.12
+// pkg/capr/planner/registry.go renderRegistries reads those keys) and the etcd snapshots' S3
+// credential (accessKey, secretKey: pkg/capr/planner/s3args.go getS3Credential). Nothing for
+// what is not configured, nor for an imported cluster (bootstrap rke2 nodes read both from
+// Vault).
+func (r rancherPort) EnsureClusterSecrets(ctx context.Context, ref rke2.ClusterRef, spec rke2.ProvisionSpec) error {
+	if spec.Imported {
 		return nil
 	}
-	return r.c.EnsureSecret(ctx, rancherapi.SecretSpec{Namespace: fleetDefault, Name: rke2.RegistrySecretName(ref.UUID),
-		Type: "kubernetes.io/basic-auth", Labels: map[string]string{rke2.LabelCluster: ref.UUID},
-		Data: map[string]secret.Secret{"username": secret.New(spec.RegistryUser), "password": spec.RegistryPassword}})
+	labels := map[string]string{rke2.LabelCluster: ref.UUID}
+	if spec.RegistryURL != "" && spec.RegistryUser != "" {
+		err := r.c.EnsureSecret(ctx, rancherapi.SecretSpec{Namespace: fleetDefault, Name: rke2.RegistrySecretName(ref.UUID),
+			Type: "kubernetes.io/basic-auth", Labels: labels,
+			Data: map[string]secret.Secret{"username": secret.New(spec.RegistryUser), "password": spec.RegistryPassword}})
+		if err != nil {
+			return fmt.Errorf("registry secret: %w", err)
+		}
+	}
+	if s3 := spec.Etcd.S3; s3 != nil && s3.AccessKey != "" {
+		err := r.c.EnsureSecret(ctx, rancherapi.SecretSpec{Namespace: fleetDefault, Name: rke2.EtcdS3SecretName(ref.UUID),
+			Type: "Opaque", Labels: labels,
+			Data: map[string]secret.Secret{"accessKey": secret.New(s3.AccessKey), "secretKey": s3.SecretKey}})
+		if err != nil {
+			return fmt.Errorf("etcd s3 secret: %w", err)
+		}
+	}
+	return nil
 }
 
 // DeleteCluster implements rke2.Rancher: failure.ErrNotReady until Rancher has removed it;
@@ -168,7 +227,12 @@ func (r rancherPort) DeleteCluster(ctx context.Context, ref rke2.ClusterRef) err
 	p, err := r.c.ProvisioningCluster(ctx, ref.Name)
 	// gone, or a cluster of that name that is not ours: ours is gone
 	if errors.Is(err, failure.ErrNotFound) || err == nil && p.Metadata.Labels[rke2.LabelCluster] != ref.UUID {
-		return r.c.DeleteSecret(ctx, fleetDefault, rke2.RegistrySecretName(ref.UUID))
+		for _, name := range []string{rke2.RegistrySecretName(ref.UUID), rke2.EtcdS3SecretName(ref.UUID)} {
+			if err := r.c.DeleteSecret(ctx, fleetDefault, name); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if err != nil {
 		return err
@@ -220,7 +284,9 @@ func (r rancherPort) Nodes(ctx context.Context, rc rke2.RancherCluster) ([]rke2.
 	}
 	out := make([]rke2.RancherNodeView, 0, len(list))
 	for _, n := range list {
-		out = append(out, rke2.RancherNodeView{ID: n.ID, Name: n.Name(), State: n.State, Labels: n.Labels})
+		ready, since := n.Ready()
+		out = append(out, rke2.RancherNodeView{ID: n.ID, Name: n.Name(), State: n.State, Labels: n.Labels,
+			Ready: ready, ReadySince: since, Version: n.Info.Kubernetes.KubeletVersion})
 	}
 	return out, nil
 }
@@ -266,6 +332,54 @@ func (r rancherPort) Diagnose(ctx context.Context) []backends.Check {
 	}
 	return []backends.Check{check("rancher v3 api", "/v3/clusters?limit=1", r.c.PingV3),
 		check("rancher v1 provisioning api", "/v1/provisioning.cattle.io.clusters/fleet-default", r.c.PingV1)}
+}
+
+// SetK8sVersion implements rke2.Rancher. A provisioned cluster: spec.kubernetesVersion and
+// rkeConfig.upgradeStrategy, from which Rancher's planner drains and upgrades the machines,
+// controlPlaneConcurrency then workerConcurrency at a time (rancher v2.12 pkg/capr/planner
+// planner.go, kubeletVersionUpToDate). An imported RKE2 cluster: its management cluster's
+// rke2Config (kubernetesVersion, rke2upgradeStrategy), from which Rancher deploys the
+// system-upgrade-controller's server and agent plans with those concurrencies and drains
+// (pkg/controllers/management/k3sbasedupgrade; RKE2's own docs ask that an imported cluster's
+// plans be left to Rancher: docs.rke2.io/upgrades/automated), then the provisioning cluster's
+// AnnotationK8sVersion records the release.
+func (r rancherPort) SetK8sVersion(ctx context.Context, ref rke2.ClusterRef, rc rke2.RancherCluster, version string, u rke2.UpgradeStrategy) error {
+	if !rc.Imported {
+		want := upgradeStrategy(u)
+		return r.c.UpdateProvisioningCluster(ctx, ref.Name, func(spec map[string]any, _ map[string]string) bool {
+			rke, _ := spec["rkeConfig"].(map[string]any)
+			if rke == nil {
+				rke = map[string]any{}
+				spec["rkeConfig"] = rke
+			}
+			if spec["kubernetesVersion"] == version && sameJSON(rke["upgradeStrategy"], want) {
+				return false
+			}
+			spec["kubernetesVersion"], rke["upgradeStrategy"] = version, want
+			return true
+		})
+	}
+	id, err := managed(rc)
+	if err != nil {
+		return err
+	}
+	strategy := map[string]any{"serverConcurrency": 1, "workerConcurrency": max(u.AgentBatch, 1), "drainServerNodes": true, "drainWorkerNodes": true}
+	if err := r.c.UpdateCluster(ctx, id, map[string]any{"rke2Config": map[string]any{"kubernetesVersion": version, "rke2upgradeStrategy": strategy}}); err != nil {
+		return err
+	}
+	return r.c.UpdateProvisioningCluster(ctx, ref.Name, func(_ map[string]any, ann map[string]string) bool {
+		if ann[rke2.AnnotationK8sVersion] == version {
+			return false
+		}
+		ann[rke2.AnnotationK8sVersion] = version
+		return true
+	})
+}
+
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
 // RemoveEtcdMember implements rke2.Rancher in both bootstrap modes alike: the downstream Node is

@@ -65,7 +65,7 @@ func TestProvisionedClusterNetworksAndRegistry(t *testing.T) {
 		return err == nil && len(nodes) == 1 && nodes[0].State == "active"
 	})
 	spec.RegistryPassword = secret.New("rotated-password")
-	if err := c.EnsureRegistrySecret(ctx, ref, spec); err != nil {
+	if err := c.EnsureClusterSecrets(ctx, ref, spec); err != nil {
 		t.Fatal(err)
 	}
 	if got := sim.Secrets(); got[0].Data["password"] != "rotated-password" {
