@@ -54,6 +54,23 @@ func (c *Cluster) BootRKE2(ctx context.Context, hc *http.Client, vaultAddr strin
 	return c.Apply(manifest, hc)
 }
 
+// StartRKE2 starts RKE2 as a sandboxed bootstrap script installed it (Sandbox.CloudInit,
+// Run.Installed): the node joins with config.yaml's token and server (RKE2's rules apply), and
+// on a server the deploy controller then applies the import manifest the script fetched into
+// the auto-deploy directory.
+func (c *Cluster) StartRKE2(hc *http.Client, n Installed, addr string) error {
+	if n.Mode != "rke2" {
+		return fmt.Errorf("%s: not an rke2-bootstrapped node", n.NodeName)
+	}
+	if err := c.Join(n.Boot, n.Token, addr); err != nil {
+		return err
+	}
+	if n.Manifest == nil {
+		return nil
+	}
+	return c.Apply(n.Manifest, hc)
+}
+
 // FetchManifest GETs Rancher's import manifest as the node's curl -f --retry does.
 func FetchManifest(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
 	var err error

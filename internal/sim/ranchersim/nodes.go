@@ -15,6 +15,33 @@ import (
 // removes it. The system-agent's own connection is not simulated: RegisterEndpoint is a
 // simulator-only stand-in that a node emulator calls with the cluster registration token.
 
+// SystemAgentInstallPath is where Rancher serves the system agent's installer, without
+// authentication (rancher v2.12.0 pkg/installer: SystemAgentInstallPath); the simulator serves
+// the script set by SetSystemAgentInstaller there (a node emulator's stand-in), 404 without one.
+const SystemAgentInstallPath = "/system-agent-install.sh"
+
+// SetSystemAgentInstaller sets the script served at SystemAgentInstallPath.
+func (s *Server) SetSystemAgentInstaller(script []byte) {
+	s.mu.Lock()
+	s.installer = script
+	s.mu.Unlock()
+}
+
+func (s *Server) handleInstaller(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	script := s.installer
+	s.mu.Unlock()
+	switch {
+	case r.Method != http.MethodGet:
+		writeError(w, http.StatusMethodNotAllowed, "MethodNotAllow", "GET only")
+	case script == nil:
+		writeError(w, http.StatusNotFound, "NotFound", "not found")
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write(script)
+	}
+}
+
 // RegisterEndpoint is the simulator-only path where an emulated node registers
 // (POST, "Authorization: Bearer <registration token>", body {"nodeName", "roles", "labels",
 // "cpu", "memoryMiB", "storageGiB"}).

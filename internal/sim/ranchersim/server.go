@@ -75,6 +75,7 @@ type Server struct {
 	kubeconfigs map[string][]string          // kubeconfig tokens by cluster id (kubeconfig.go)
 	nodeAnn     map[string]map[string]string // downstream Node annotations by v3 node id (etcdnodes.go)
 	etcdRemover EtcdRemover                  // the emulated etcd (etcdnodes.go)
+	installer   []byte                       // served at SystemAgentInstallPath (nodes.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
