@@ -8,10 +8,12 @@ import (
 )
 
 // setGroup runs cmd in a process group of its own that gets SIGKILL when the test binary dies
-// and is killed whole when cmd's context ends.
+// and, for a command made with a context, is killed whole when the context ends.
 func setGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if cmd.Cancel != nil {
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
 }
 
 // killGroup kills the process group of a command started with setGroup.
