@@ -116,6 +116,12 @@ func (c *Cluster) Apply(manifest []byte, hc *http.Client) error {
 	if c.agent == nil || c.agent.server != server || c.agent.token != token {
 		c.agent = &agent{hc: hc, server: server, token: token}
 	}
+	watch := c.kube != nil && c.stopWatch == nil
+	if watch {
+		var ctx context.Context
+		ctx, c.stopWatch = context.WithCancel(context.Background())
+		go c.watchNodes(ctx)
+	}
 	c.mu.Unlock()
 	return c.report()
 }
@@ -180,8 +186,11 @@ func (c *Cluster) report() error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	body, _ := json.Marshal(map[string]any{"nodes": c.nodeReport()})
-	var err error
+	nodes, err := c.nodeReport()
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]any{"nodes": nodes})
 	for attempt := range 5 { // the agent retries while Rancher does not answer
 		if attempt > 0 {
 			time.Sleep(50 * time.Millisecond)
@@ -194,7 +203,18 @@ func (c *Cluster) report() error {
 	return err
 }
 
-func (c *Cluster) nodeReport() []map[string]any {
+// nodeReport is the cluster's Nodes: the joined members, or with UseKube the Node objects.
+func (c *Cluster) nodeReport() ([]map[string]any, error) {
+	c.mu.Lock()
+	kube, grace := c.kube, c.grace
+	c.mu.Unlock()
+	if kube != nil {
+		return kubeNodeReport(kube, grace)
+	}
+	return c.memberReport(), nil
+}
+
+func (c *Cluster) memberReport() []map[string]any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	names := make([]string, 0, len(c.nodes))

@@ -1,12 +1,16 @@
 package nodeemu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
 )
 
 // Cluster is an emulated RKE2 cluster: its join token and the nodes that joined, each with the
@@ -21,6 +25,10 @@ type Cluster struct {
 	agent      *agent // set by the first Apply
 	reportErrs []string
 	etcd       Etcd // the servers' etcd members (etcd.go)
+
+	kube      kubernetes.Interface // UseKube: the cluster's Nodes are these (agentkube.go)
+	grace     time.Duration
+	stopWatch context.CancelFunc
 }
 
 // ErrRefused marks a join that RKE2 would refuse (wrong order, server, token or name).

@@ -64,7 +64,7 @@ func (s *Server) importRoutes(p []string) map[string]route {
 	case len(p) == 2 && p[0] == "clusters":
 		id := p[1]
 		return map[string]route{
-			get:  {"cluster.get", func(w http.ResponseWriter, r *http.Request) { s.handleCluster(w, r, id) }},
+			get:  {"cluster.get", func(w http.ResponseWriter, r *http.Request) { s.handleDownstreamCluster(w, r, id) }},
 			del:  {"cluster.delete", func(w http.ResponseWriter, r *http.Request) { s.deleteCluster(w, r, id) }},
 			post: {"cluster.action", func(w http.ResponseWriter, r *http.Request) { s.clusterAction(w, r, id) }},
 		}

@@ -211,14 +211,17 @@ func (s *Server) nodeAction(w http.ResponseWriter, r *http.Request, id string) {
 
 func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	n := s.nodeLocked(w, id)
 	if n == nil {
+		s.mu.Unlock()
 		return
 	}
 	delete(s.nodes, id)
 	s.refreshStatsLocked(n.clusterID)
-	writeJSON(w, http.StatusOK, s.renderNode(baseURL(r), n))
+	out := s.renderNode(baseURL(r), n)
+	s.mu.Unlock()
+	s.deleteDownstreamNode(n.clusterID, n.name)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // handleRegister is the simulator-only stand-in for the system-agent's registration.

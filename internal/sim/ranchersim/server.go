@@ -37,6 +37,9 @@ type Options struct {
 	RoleTemplates []string
 	// Upstream is the Kubernetes API server; nil makes /k8s and namespace routes answer 503.
 	Upstream *Upstream
+	// Downstream is the Kubernetes API server of the clusters made through the v1 provisioning
+	// API (downstream.go); nil: their Nodes are the simulator's records (etcdnodes.go).
+	Downstream *Upstream
 	// PageSize is the default page size of collections (norman's default 1000).
 	PageSize int
 	// TokenExpiresAt is reported for the API token (empty: never).
@@ -76,6 +79,7 @@ type Server struct {
 	nodeAnn     map[string]map[string]string // downstream Node annotations by v3 node id (etcdnodes.go)
 	etcdRemover EtcdRemover                  // the emulated etcd (etcdnodes.go)
 	installer   []byte                       // served at SystemAgentInstallPath (nodes.go)
+	down        *downstream                  // Options.Downstream (downstream.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -110,6 +114,10 @@ func New(o Options) *Server {
 	s.tun = newTunnels(s)
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)
+	}
+	if o.Downstream != nil {
+		s.down = &downstream{}
+		s.down.proxy, s.down.kube = newUpstream(o.Downstream)
 	}
 	return s
 }
