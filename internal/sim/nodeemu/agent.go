@@ -62,8 +62,10 @@ func (c *Cluster) StartRKE2(hc *http.Client, n Installed, addr string) error {
 	if n.Mode != "rke2" {
 		return fmt.Errorf("%s: not an rke2-bootstrapped node", n.NodeName)
 	}
-	if err := c.Join(n.Boot, n.Token, addr); err != nil {
-		return err
+	if !c.joined(n.NodeName, addr) { // a start tried again after the join
+		if err := c.Join(n.Boot, n.Token, addr); err != nil {
+			return err
+		}
 	}
 	if n.Manifest == nil {
 		return nil

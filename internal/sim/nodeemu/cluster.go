@@ -97,6 +97,14 @@ func (c *Cluster) join(b Boot, token, addr string) error {
 	return nil
 }
 
+// joined: the node is a member, at addr.
+func (c *Cluster) joined(name, addr string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.nodes[name]
+	return m != nil && m.addr == addr
+}
+
 // reachable checks that url is https://<addr of a live server>:9345.
 func (c *Cluster) reachable(raw string) error {
 	u, err := url.Parse(raw)

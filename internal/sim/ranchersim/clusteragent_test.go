@@ -68,7 +68,8 @@ func TestClusterAgentNodes(t *testing.T) {
 	if code, _, _ := c.do("PUT", "/v3/nodes/"+agentID, `{"labels":{"role":"agent","stage":"remove"}}`); code != 200 {
 		t.Fatal("label update refused")
 	}
-	notReady := strings.Replace(two, `"nodeName":"n-agent-0","ready":true`, `"nodeName":"n-agent-0","ready":false`, 1)
+	notReady := strings.Replace(two, `"nodeName":"n-agent-0","ready":true,"labels":{"role":"agent"}`,
+		`"nodeName":"n-agent-0","ready":false,"labels":{"role":"agent","stage":"install"}`, 1) // the Node's own label
 	if code := report(agent, notReady); code != 204 {
 		t.Fatal(code)
 	}

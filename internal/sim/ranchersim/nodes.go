@@ -2,6 +2,7 @@ package ranchersim
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -56,8 +57,9 @@ type simNode struct {
 	drainAt             time.Time // zero: no drain asked
 	cpu                 int
 	memMiB, storageGiB  int
-	fromAgent           bool // reported by an imported cluster's agent (clusteragent.go)
-	notReady            bool // its Node is NotReady (agent-reported nodes)
+	fromAgent           bool              // reported by an imported cluster's agent (clusteragent.go)
+	apiLabels           map[string]string // the labels last set through the API (they win over reports)
+	notReady            bool              // its Node is NotReady (agent-reported nodes)
 }
 
 func (s *Server) nodeRoutes(p []string) map[string]route {
@@ -177,7 +179,7 @@ func (s *Server) updateNode(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	if l, ok := in["labels"].(map[string]string); ok {
-		n.labels = l
+		n.labels, n.apiLabels = l, maps.Clone(l)
 	}
 	writeJSON(w, http.StatusOK, s.renderNode(baseURL(r), n))
 }
