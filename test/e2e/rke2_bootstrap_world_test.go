@@ -33,8 +33,9 @@ type rke2Nodes struct {
 }
 
 type liveVM struct {
-	cluster, name, role, addr string
-	member                    bool // bootstrap rancher: the server's etcd member was added
+	id, cluster, name, role, addr string
+	member                        bool // bootstrap rancher: the server's etcd member was added
+	stopped                       bool // the VM stopped running (not ACTIVE)
 }
 
 const labelCluster = "rke2.site-agent.waldur.com/cluster"
@@ -94,7 +95,7 @@ func (r *rke2Nodes) join(b nodeemu.Boot, s cloudServer, run func(*nodeemu.Cluste
 	if err != nil {
 		return err
 	}
-	r.live[s.ID] = liveVM{cluster: uuid, name: b.NodeName, role: b.Role, addr: s.FixedIPs[0]}
+	r.live[s.ID] = liveVM{id: s.ID, cluster: uuid, name: b.NodeName, role: b.Role, addr: s.FixedIPs[0]}
 	if b.ServerURL != "" {
 		r.joins = append(r.joins, b.NodeName+" → "+b.ServerURL+" ("+target+")")
 	}
@@ -119,28 +120,38 @@ func (r *rke2Nodes) checkTargetLocked(uuid string, b nodeemu.Boot) string {
 	return "no live server"
 }
 
-// vmsGone takes the nodes of deleted VMs out of their clusters.
+// vmsGone takes the nodes of deleted VMs out of their clusters, and stops those of VMs that
+// stopped running (Nova ERROR, SHUTOFF…): their kubelet and etcd member die with them.
 func (r *rke2Nodes) vmsGone(servers []cloudServer) {
-	exists := map[string]bool{}
+	status := map[string]string{}
 	for _, s := range servers {
-		exists[s.ID] = true
+		status[s.ID] = s.Status
 	}
 	r.mu.Lock()
-	var gone []liveVM
+	var gone, stopped []liveVM
 	for id, v := range r.live {
-		if !exists[id] {
+		switch st, ok := status[id]; {
+		case !ok:
 			gone = append(gone, v)
 			delete(r.live, id)
+		case st != "ACTIVE" && !v.stopped:
+			v.stopped = true
+			r.live[id] = v
+			stopped = append(stopped, v)
 		}
 	}
 	r.mu.Unlock()
-	for _, v := range gone {
+	for _, v := range append(stopped, gone...) {
 		if r.real != nil {
 			r.real.kubelets.Stop(v.name)
 		}
-		if c := r.cluster(v.cluster); c != nil {
+		c, e := r.cluster(v.cluster), r.etcd(v.cluster)
+		switch {
+		case c != nil && v.stopped && status[v.id] != "":
+			c.Stop(v.name)
+		case c != nil:
 			c.Remove(v.name)
-		} else if e := r.etcd(v.cluster); e != nil && v.role == "server" {
+		case e != nil && v.role == "server":
 			e.Down(v.name)
 		}
 	}
@@ -157,7 +168,7 @@ func (r *rke2Nodes) registered(b nodeemu.Boot, s cloudServer) error {
 		r.etcds[uuid] = e
 	}
 	v, again := r.live[s.ID] // a registration tried again
-	r.live[s.ID] = liveVM{cluster: uuid, name: b.NodeName, role: b.Role, member: v.member}
+	r.live[s.ID] = liveVM{id: s.ID, cluster: uuid, name: b.NodeName, role: b.Role, member: v.member}
 	r.mu.Unlock()
 	if b.Role != "server" || again && v.member {
 		return nil
