@@ -54,7 +54,10 @@ if [ -z "${DEB:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
   DEB=0
 fi
 [ "${KUBE:-1}" = 1 ] || HELM=0
-{ [ "${KUBE:-1}" = 1 ] && [ "${VAULT:-1}" = 1 ]; } || RKE2WORLD=0
+if [ "${RKE2WORLD:-1}" = 1 ] && { [ "${KUBE:-1}" != 1 ] || [ "${VAULT:-1}" != 1 ]; }; then
+  echo "NOTICE: KUBE=0 or VAULT=0: skipping the real rke2 world (scripts, Vault, etcd and Nodes stay emulated)" >&2
+  RKE2WORLD=0
+fi
 if [ -z "${RKE2WORLD:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ] && ! command -v curl >/dev/null; then
   echo "NOTICE: not root and curl is not installed: skipping the real rke2 world; run as root or set RKE2WORLD=1" >&2
   RKE2WORLD=0
