@@ -144,7 +144,7 @@ func rancherClusterSpec(t *testing.T, base, token string, spec map[string]any) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := c.EnsureProvisioningCluster(ctx, "prod", nil, spec)
+	p, err := c.EnsureProvisioningCluster(ctx, "prod", rancherapi.Meta{}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
