@@ -16,6 +16,12 @@
 #   - RabbitMQ with STOMP and Web-STOMP from Debian's package (scripts/rabbitmq/up.sh);
 #   - cloud-init: every rendered rke2 user data through Debian's `cloud-init schema`
 #     (scripts/cloudinit/install.sh; root to install);
+#   - the rke2 world (issue 17 items 6–9): each emulated VM's rendered bootstrap script run by
+#     /bin/sh in a chroot sandbox with the real curl and sed (scripts/sandbox/install.sh; root),
+#     against a real Vault core served by test/vault's vaultserver (scripts/vault/server.sh,
+#     built in the background and cached), real etcd members per server (Debian's etcd, from
+#     scripts/kube/build.sh) and Nodes with Leases in the kube-apiserver — the RKE2 e2e tests
+#     and the nodeemu, ranchersim and rke2 script tests;
 #   - packages: `make release` for linux/amd64, the .deb installed with dpkg, checked and
 #     purged, the .rpm's metadata and the SBOM checked (scripts/release/test-deb.sh; root), with
 #     nfpm and cyclonedx-gomod built from the module proxy and cached (scripts/release/tools.sh);
@@ -24,8 +30,9 @@
 #   - a soak: the tunnel, leader and stomp packages 20 times each, two copies at once under
 #     -race (their timing-sensitive tests must not flake under load); SOAK=0 leaves it out.
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
-# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 leave a part out (e.g. on a
-# machine without root). HELM needs KUBE. COMPUTE=0 leaves out real Nova servers (OpenStack
+# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 / RKE2WORLD=0 leave a part out (e.g. on a
+# machine without root). HELM and RKE2WORLD need KUBE; RKE2WORLD needs VAULT (without it the
+# RealNova tests keep the simulated Vault, scripts and etcd: SITE_AGENT_RKE2_WORLD=sim). COMPUTE=0 leaves out real Nova servers (OpenStack
 # APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +57,25 @@ if [ -z "${DEB:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
   DEB=0
 fi
 [ "${KUBE:-1}" = 1 ] || HELM=0
+if [ "${RKE2WORLD:-1}" = 1 ] && { [ "${KUBE:-1}" != 1 ] || [ "${VAULT:-1}" != 1 ]; }; then
+  echo "NOTICE: KUBE=0 or VAULT=0: skipping the real rke2 world (scripts, Vault, etcd and Nodes stay emulated)" >&2
+  RKE2WORLD=0
+fi
+if [ -z "${RKE2WORLD:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ] && ! command -v curl >/dev/null; then
+  echo "NOTICE: not root and curl is not installed: skipping the real rke2 world; run as root or set RKE2WORLD=1" >&2
+  RKE2WORLD=0
+fi
+[ "${RKE2WORLD:-1}" = 1 ] || export SITE_AGENT_RKE2_WORLD=sim
+vaultsrv_pid="" sandbox_pid=""
+if [ "${RKE2WORLD:-1}" = 1 ]; then
+  # The vaultserver compiles (≈7 min cold, sharing the build cache with scripts/vault/test.sh)
+  # while Kubernetes compiles; curl installs meanwhile.
+  log "building the vaultserver and installing the sandbox's curl in the background (logs: /tmp/site-agent-vault-server.log, /tmp/site-agent-sandbox-install.log)"
+  ./scripts/vault/server.sh >/tmp/site-agent-vault-server.log 2>&1 &
+  vaultsrv_pid=$!
+  ./scripts/sandbox/install.sh >/tmp/site-agent-sandbox-install.log 2>&1 &
+  sandbox_pid=$!
+fi
 # Chromium: installing Debian's package needs root; once installed a normal user runs it.
 if [ -z "${CHROMIUM:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ] && ! command -v chromium >/dev/null; then
   echo "NOTICE: not root and chromium is not installed: skipping the status page screenshot test; run as root or set CHROMIUM=1" >&2
@@ -161,6 +187,15 @@ if [ "${CHROMIUM:-1}" = 1 ]; then
   e2e+=(RealChromium)
 fi
 
+if [ -n "$sandbox_pid" ]; then
+  if ! wait "$sandbox_pid"; then
+    tail -30 /tmp/site-agent-sandbox-install.log
+    echo "scripts/sandbox/install.sh failed" >&2
+    exit 1
+  fi
+  packages+=(./internal/sim/nodeemu/...)
+fi
+
 log "go test (real servers) ${packages[*]} ($(elapsed))"
 # -p 1: the OpenStack crash test restarts neutron-server, which other packages also use
 go test -race -count=1 -p 1 -timeout 30m "${packages[@]}"
@@ -198,6 +233,19 @@ if [ "${SOAK:-1}" = 1 ]; then
     echo "the soak failed: a test flaked under load (logs: /tmp/site-agent-soak-{1,2}.log)" >&2
     exit 1
   fi
+fi
+if [ -n "$vaultsrv_pid" ]; then
+  log "rke2 bootstrap scripts run for real ($(elapsed))"
+  go test -count=1 -run 'ScriptReal' ./internal/backends/rke2/
+  log "waiting for the vaultserver ($(elapsed))"
+  if ! wait "$vaultsrv_pid"; then
+    tail -30 /tmp/site-agent-vault-server.log
+    echo "scripts/vault/server.sh failed" >&2
+    exit 1
+  fi
+  export SITE_AGENT_VAULT_SERVER
+  SITE_AGENT_VAULT_SERVER="$(tail -1 /tmp/site-agent-vault-server.log)"
+  e2e+=(RKE2)
 fi
 if [ ${#e2e[@]} -gt 0 ]; then
   run=$(IFS='|'; echo "${e2e[*]}")

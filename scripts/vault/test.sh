@@ -7,7 +7,8 @@
 # module's requirements changed, build the test binary with
 # `go test -c` into a cache directory keyed by the sources it depends on (test/vault's go.mod,
 # go.sum and Go files, the product's go.mod, go.sum and non-test Go files), build the product
-# binary, then run the tests. A warm cache skips the compile (~7 min cold on 2 cores).
+# binary and the vaultserver program (scripts/vault/server.sh, cached), then run the tests. A
+# warm cache skips the compile (~7 min cold on 2 cores).
 #
 # Env: SITE_AGENT_CACHE (default $HOME/.cache/site-agent), RACE=1 to build with the race
 #      detector (separate cache entry; much slower), FORCE=1 to rebuild regardless of the key.
@@ -74,9 +75,12 @@ main() {
 	(cd "$ROOT" && go build -o "$agent" ./cmd/site-agent)
 	log "go build ./cmd/site-agent: $(since "$t")"
 
+	local server
+	server=$("$ROOT/scripts/vault/server.sh" | tail -1)
+
 	t=$(now)
 	local status=0
-	(cd "$MOD" && SITE_AGENT_BIN="$agent" "$bin" -test.count=1 -test.timeout=20m -test.v "$@") || status=$?
+	(cd "$MOD" && SITE_AGENT_BIN="$agent" SITE_AGENT_VAULT_SERVER="$server" "$bin" -test.count=1 -test.timeout=20m -test.v "$@") || status=$?
 	log "tests: $(since "$t") (exit $status); total $(since "$t0")"
 	return "$status"
 }

@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+
 	"github.com/waldur/site-agent/internal/backends/rke2"
+	"github.com/waldur/site-agent/internal/sim/nodeemu"
 	"github.com/waldur/site-agent/internal/sim/simfault"
 	"github.com/waldur/site-agent/internal/testenv/osenv"
 )
@@ -71,8 +74,10 @@ func (c *realCloud) servers() []cloudServer {
 	out := make([]cloudServer, 0, len(all))
 	for _, s := range all {
 		ud, _ := base64.StdEncoding.DecodeString(s.UserData)
+		vcpus, _ := s.Flavor["vcpus"].(float64) // microversion 2.47+: the flavor itself
+		ram, _ := s.Flavor["ram"].(float64)
 		out = append(out, cloudServer{ID: s.ID, Name: s.Name, Status: s.Status, UserData: string(ud),
-			FixedIPs: fixedIPs(s.Addresses), Deleting: s.TaskState == "deleting"})
+			FixedIPs: fixedIPs(s.Addresses), Deleting: s.TaskState == "deleting", VCPUs: int(vcpus), RAMMB: int(ram)})
 	}
 	return out
 }
@@ -95,6 +100,21 @@ func fixedIPs(addresses map[string]any) []string {
 }
 
 func (c *realCloud) poll() time.Duration { return 250 * time.Millisecond }
+
+// machine reads the server's boot volume from Cinder (its root file system).
+func (c *realCloud) machine(s cloudServer) nodeemu.Machine {
+	m := nodeemu.Machine{CPUs: s.VCPUs, MemoryMiB: s.RAMMB}
+	srv, err := c.admin.Server(c.ctx, s.ID)
+	if err != nil {
+		return m
+	}
+	for _, a := range srv.AttachedVolumes {
+		if v, err := volumes.Get(c.ctx, c.admin.Volume, a.ID).Extract(); err == nil && v.Bootable == "true" {
+			m.EphemeralGiB = v.Size
+		}
+	}
+	return m
+}
 
 // osProxy puts a counting (and optionally faulting) reverse proxy in front of each OpenStack
 // API; the Keystone one rewrites the service catalog so that every endpoint the agent finds

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/waldur/site-agent/internal/sim/nodeemu"
 )
@@ -19,6 +20,9 @@ import (
 // manifest, RKE2's join rules, the cluster agent reporting to the Rancher simulator). A VM that
 // disappears from Nova leaves its cluster, its Node with it.
 type rke2Nodes struct {
+	t    testing.TB
+	real *realParts // tier 2: real etcd members and Nodes in a kube-apiserver (nil: emulated)
+
 	mu       sync.Mutex
 	clusters map[string]*nodeemu.Cluster // by cluster UUID
 	etcds    map[string]nodeemu.Etcd     // bootstrap rancher: each cluster's etcd, by cluster UUID
@@ -28,29 +32,61 @@ type rke2Nodes struct {
 	stale    []string                    // joins through an address that was no live server VM's
 }
 
-type liveVM struct{ cluster, name, role, addr string }
+type liveVM struct {
+	id, cluster, name, role, addr string
+	member                        bool // bootstrap rancher: the server's etcd member was added
+	stopped                       bool // the VM stopped running (not ACTIVE)
+}
 
 const labelCluster = "rke2.site-agent.waldur.com/cluster"
 
-func newRKE2Nodes() *rke2Nodes {
-	return &rke2Nodes{clusters: map[string]*nodeemu.Cluster{}, etcds: map[string]nodeemu.Etcd{}, live: map[string]liveVM{}}
+func newRKE2Nodes(t testing.TB, real *realParts) *rke2Nodes {
+	return &rke2Nodes{t: t, real: real, clusters: map[string]*nodeemu.Cluster{}, etcds: map[string]nodeemu.Etcd{}, live: map[string]liveVM{}}
 }
 
-// boot boots one ACTIVE VM into its cluster.
+// newEtcdLocked is a new cluster's etcd: real members in tier 2, else the model (r.mu held).
+func (r *rke2Nodes) newEtcdLocked() nodeemu.Etcd {
+	if r.real != nil {
+		return r.real.newEtcd(r.t)
+	}
+	return nodeemu.NewMemEtcd()
+}
+
+// clusterLocked is the emulated RKE2 cluster of a Waldur cluster, made on first use (r.mu held).
+func (r *rke2Nodes) clusterLocked(uuid string) *nodeemu.Cluster {
+	c := r.clusters[uuid]
+	if c == nil {
+		c = nodeemu.NewClusterWithEtcd("", r.newEtcdLocked())
+		if r.real != nil {
+			c.UseKube(r.real.kube.Clientset, nodeGrace)
+			r.t.Cleanup(c.Close)
+		}
+		r.clusters[uuid] = c
+	}
+	return c
+}
+
+// boot boots one ACTIVE VM into its cluster (the emulator reads its script).
 func (r *rke2Nodes) boot(ctx context.Context, hc *http.Client, vaultURL string, b nodeemu.Boot, s cloudServer) error {
+	return r.join(b, s, func(c *nodeemu.Cluster) error { return c.BootRKE2(ctx, hc, vaultURL, b, s.FixedIPs[0]) })
+}
+
+// start starts RKE2 as the VM's script installed it (tier 2: the script ran).
+func (r *rke2Nodes) start(hc *http.Client, in nodeemu.Installed, s cloudServer) error {
+	return r.join(in.Boot, s, func(c *nodeemu.Cluster) error { return c.StartRKE2(hc, in, s.FixedIPs[0]) })
+}
+
+// join runs a node's join into its cluster and records it.
+func (r *rke2Nodes) join(b nodeemu.Boot, s cloudServer, run func(*nodeemu.Cluster) error) error {
 	uuid := b.Labels[labelCluster]
 	if uuid == "" || len(s.FixedIPs) == 0 {
 		return fmt.Errorf("%s: no cluster label or no address", s.Name)
 	}
 	r.mu.Lock()
-	c := r.clusters[uuid]
-	if c == nil {
-		c = nodeemu.NewCluster("")
-		r.clusters[uuid] = c
-	}
+	c := r.clusterLocked(uuid)
 	target := r.checkTargetLocked(uuid, b)
 	r.mu.Unlock()
-	err := c.BootRKE2(ctx, hc, vaultURL, b, s.FixedIPs[0])
+	err := run(c)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if errors.Is(err, nodeemu.ErrRefused) {
@@ -59,7 +95,7 @@ func (r *rke2Nodes) boot(ctx context.Context, hc *http.Client, vaultURL string, 
 	if err != nil {
 		return err
 	}
-	r.live[s.ID] = liveVM{cluster: uuid, name: b.NodeName, role: b.Role, addr: s.FixedIPs[0]}
+	r.live[s.ID] = liveVM{id: s.ID, cluster: uuid, name: b.NodeName, role: b.Role, addr: s.FixedIPs[0]}
 	if b.ServerURL != "" {
 		r.joins = append(r.joins, b.NodeName+" → "+b.ServerURL+" ("+target+")")
 	}
@@ -84,25 +120,38 @@ func (r *rke2Nodes) checkTargetLocked(uuid string, b nodeemu.Boot) string {
 	return "no live server"
 }
 
-// vmsGone takes the nodes of deleted VMs out of their clusters.
+// vmsGone takes the nodes of deleted VMs out of their clusters, and stops those of VMs that
+// stopped running (Nova ERROR, SHUTOFF…): their kubelet and etcd member die with them.
 func (r *rke2Nodes) vmsGone(servers []cloudServer) {
-	exists := map[string]bool{}
+	status := map[string]string{}
 	for _, s := range servers {
-		exists[s.ID] = true
+		status[s.ID] = s.Status
 	}
 	r.mu.Lock()
-	var gone []liveVM
+	var gone, stopped []liveVM
 	for id, v := range r.live {
-		if !exists[id] {
+		switch st, ok := status[id]; {
+		case !ok:
 			gone = append(gone, v)
 			delete(r.live, id)
+		case st != "ACTIVE" && !v.stopped:
+			v.stopped = true
+			r.live[id] = v
+			stopped = append(stopped, v)
 		}
 	}
 	r.mu.Unlock()
-	for _, v := range gone {
-		if c := r.cluster(v.cluster); c != nil {
+	for _, v := range append(stopped, gone...) {
+		if r.real != nil {
+			r.real.kubelets.Stop(v.name)
+		}
+		c, e := r.cluster(v.cluster), r.etcd(v.cluster)
+		switch {
+		case c != nil && v.stopped && status[v.id] != "":
+			c.Stop(v.name)
+		case c != nil:
 			c.Remove(v.name)
-		} else if e := r.etcd(v.cluster); e != nil && v.role == "server" {
+		case e != nil && v.role == "server":
 			e.Down(v.name)
 		}
 	}
@@ -115,15 +164,24 @@ func (r *rke2Nodes) registered(b nodeemu.Boot, s cloudServer) error {
 	r.mu.Lock()
 	e := r.etcds[uuid]
 	if e == nil {
-		e = nodeemu.NewMemEtcd()
+		e = r.newEtcdLocked()
 		r.etcds[uuid] = e
 	}
-	r.live[s.ID] = liveVM{cluster: uuid, name: b.NodeName, role: b.Role}
+	v, again := r.live[s.ID] // a registration tried again
+	r.live[s.ID] = liveVM{id: s.ID, cluster: uuid, name: b.NodeName, role: b.Role, member: v.member}
 	r.mu.Unlock()
-	if b.Role != "server" {
+	if b.Role != "server" || again && v.member {
 		return nil
 	}
-	return e.Add(b.NodeName)
+	if err := e.Add(b.NodeName); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	v = r.live[s.ID]
+	v.member = true
+	r.live[s.ID] = v
+	r.mu.Unlock()
+	return nil
 }
 
 func (r *rke2Nodes) etcd(uuid string) nodeemu.Etcd {
@@ -146,7 +204,7 @@ func (r *rke2Nodes) removeMember(_, node string) (bool, error) {
 	r.mu.Unlock()
 	for _, e := range all {
 		for _, m := range e.Members() {
-			if strings.TrimSuffix(m, "(dead)") == node {
+			if name, _, _ := strings.Cut(m, "("); name == node {
 				return e.Remove(node)
 			}
 		}
@@ -163,6 +221,19 @@ func (r *rke2Nodes) members(uuid string) []string {
 		return e.Members()
 	}
 	return nil
+}
+
+// etcdWrites are the writer's writes to the cluster's real etcd (real: it is real).
+func (r *rke2Nodes) etcdWrites(uuid string) (ok, failed int, real bool) {
+	e := r.etcd(uuid)
+	if c := r.cluster(uuid); c != nil {
+		e = c.Etcd()
+	}
+	if p, isReal := e.(*nodeemu.EtcdProcs); isReal {
+		ok, failed = p.Writes()
+		return ok, failed, true
+	}
+	return 0, 0, false
 }
 
 func (r *rke2Nodes) cluster(uuid string) *nodeemu.Cluster {

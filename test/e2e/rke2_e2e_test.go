@@ -112,12 +112,15 @@ func TestRKE2ClusterLifecycle(t *testing.T) {
 	if b := w.rs.ClusterRoleBindings(); len(b) != 1 || !strings.HasSuffix(b[0], "cluster-member keycloakoidc_group://c_halo_cluster-member") {
 		t.Fatalf("cluster role bindings %v", b)
 	}
+	w.checkEtcd(t, res.UUID, 3)
+	w.checkUsage(t, res.UUID)
 	up := w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderUpdate, ResourceUUID: res.UUID,
 		Limits: map[string]float64{"server_nodes": 3, "worker_nodes": 4}})
 	w.waitOrder(t, p, up, "4 agents", 60*time.Second)
 	if s, a := w.activeNodes(); s != 3 || a != 4 {
 		t.Fatalf("after scaling agents: %d servers, %d agents", s, a)
 	}
+	w.checkEtcd(t, res.UUID, 3)
 	down := w.sim.AddOrder(waldursim.Order{Type: waldursim.OrderUpdate, ResourceUUID: res.UUID,
 		Limits: map[string]float64{"server_nodes": 1, "worker_nodes": 4}})
 	w.waitOrder(t, p, down, "1 server", 60*time.Second)

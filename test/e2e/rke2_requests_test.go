@@ -3,6 +3,7 @@ package e2e
 import (
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -34,7 +35,8 @@ func newUpstreamRequests() *upstreamRequests {
 // wrap counts each request to h under name before h serves it (the marker taken off).
 func (u *upstreamRequests) wrap(name string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fromNode := r.Header.Get(nodeHeader) != ""
+		// the sandboxed bootstrap scripts (tier 2) are the only curl
+		fromNode := r.Header.Get(nodeHeader) != "" || strings.HasPrefix(r.UserAgent(), "curl/")
 		r.Header.Del(nodeHeader)
 		u.mu.Lock()
 		if fromNode {

@@ -36,8 +36,9 @@ type rke2World struct {
 	os       *openstacksim.Server // nil on a real cloud
 	rs       *ranchersim.Server
 	rsURL    string
-	vs       *vaultsim.Server
+	vs       worldVault // the Vault simulator, or (tier 2) a real Vault core
 	vsURL    string
+	vaultTok string // the agent's Vault token
 	kc       *keycloaksim.Server
 	kcURL    string
 	offering waldursim.Offering
@@ -52,6 +53,7 @@ type rke2World struct {
 	bootstrap string     // backend_settings.bootstrap: rancher (default) or rke2
 	extra     string     // more backend_settings lines (withSettings)
 	rke2      *rke2Nodes // bootstrap rke2: the emulated RKE2 clusters (rke2_bootstrap_world_test.go)
+	real      *realParts // tier 2: the scripts run, real Vault, etcd and Nodes (rke2_real_test.go)
 }
 
 const vaultRoot = "e2e-vault-root-token"
@@ -74,6 +76,8 @@ type rke2Cloud interface {
 	servers() []cloudServer
 	// poll is how often the node emulator lists the servers.
 	poll() time.Duration
+	// machine is what the server's kubelet finds: its flavor's vCPUs and RAM, its boot volume.
+	machine(s cloudServer) nodeemu.Machine
 }
 
 // cloudServer is a Nova server as the node emulator and the tests see it.
@@ -81,6 +85,7 @@ type cloudServer struct {
 	ID, Name, Status, UserData string
 	FixedIPs                   []string // the addresses on the cluster network
 	Deleting                   bool     // Nova accepted its deletion (task state "deleting")
+	VCPUs, RAMMB               int      // its flavor's
 }
 
 // simCloud is the OpenStack simulator.
@@ -105,11 +110,29 @@ openstack:
 }
 
 func (c simCloud) servers() []cloudServer {
+	flavors := map[string]openstacksim.Flavor{}
+	for _, f := range openstacksim.DefaultFlavors() {
+		flavors[f.ID] = f
+	}
 	var out []cloudServer
 	for _, s := range c.os.Servers() {
-		out = append(out, cloudServer{ID: s.ID, Name: s.Name, Status: s.Status, UserData: s.UserData, FixedIPs: s.FixedIPs, Deleting: s.Deleting})
+		f := flavors[s.FlavorID]
+		out = append(out, cloudServer{ID: s.ID, Name: s.Name, Status: s.Status, UserData: s.UserData, FixedIPs: s.FixedIPs,
+			Deleting: s.Deleting, VCPUs: f.VCPUs, RAMMB: f.RAMMB})
 	}
 	return out
+}
+
+func (c simCloud) machine(s cloudServer) nodeemu.Machine {
+	m := nodeemu.Machine{CPUs: s.VCPUs, MemoryMiB: s.RAMMB}
+	for _, v := range c.os.Servers() {
+		for _, vol := range v.Volumes {
+			if v.ID == s.ID && vol.Bootable {
+				m.EphemeralGiB = vol.SizeGB
+			}
+		}
+	}
+	return m
 }
 
 func (simCloud) poll() time.Duration { return 20 * time.Millisecond }
@@ -128,20 +151,18 @@ func newRKE2World(t testing.TB, opts ...rke2Option) *rke2World {
 // newRKE2WorldOn is the world on a cloud, for a cluster of that name.
 func newRKE2WorldOn(t testing.TB, cloud rke2Cloud, cluster string, opts ...rke2Option) *rke2World {
 	t.Helper()
-	w := &rke2World{cloud: cloud, cluster: cluster, booted: map[string]bool{}, attempts: map[string]int{},
-		bootstrap: "rancher", rke2: newRKE2Nodes()}
+	w := &rke2World{cloud: cloud, cluster: cluster, booted: map[string]bool{}, attempts: map[string]int{}, bootstrap: "rancher"}
 	for _, o := range opts {
 		o(w)
 	}
 	if w.reqs == nil {
 		w.reqs = newUpstreamRequests()
 	}
-	w.rs = ranchersim.New(ranchersim.Options{Seed: 3, NodeActiveAfter: 150 * time.Millisecond, DrainDuration: 150 * time.Millisecond,
-		ProvisionDeleteDelay: 200 * time.Millisecond, RoleTemplates: []string{"cluster-member"}})
-	w.rs.SetEtcdRemover(w.rke2.removeMember)
-	w.rsURL = serve(t, w.reqs.wrap("rancher", w.rs), true)
-	w.vs = vaultsim.New(vaultRoot, nil)
-	w.vsURL = serve(t, w.reqs.wrap("vault", w.vs), true)
+	if realTier(t) {
+		w.real = newRealParts(t)
+	}
+	w.rke2 = newRKE2Nodes(t, w.real)
+	w.startRancherAndVault(t)
 	w.kc = keycloaksim.New(keycloaksim.Options{})
 	w.kcURL = serve(t, w.reqs.wrap("keycloak", w.kc), false)
 	sim := waldursim.New(waldursim.Options{Token: scenario.Token})
@@ -161,6 +182,10 @@ func newRKE2WorldOn(t testing.TB, cloud rke2Cloud, cluster string, opts ...rke2O
 		{Type: "worker_nodes", Name: "Worker nodes", MeasuredUnit: "nodes", BillingType: "limit"},
 		{Type: "nodes", Name: "Nodes", MeasuredUnit: "nodes", BillingType: "usage"},
 	}
+	if w.real != nil { // the capacity the Nodes report (checkUsage)
+		comps = append(comps, waldursim.Component{Type: "cpu", Name: "vCPU", MeasuredUnit: "cores", BillingType: "usage"},
+			waldursim.Component{Type: "ram", Name: "RAM", MeasuredUnit: "GiB", BillingType: "usage"})
+	}
 	w.offering = sim.AddOffering(waldursim.Offering{Name: "Managed RKE2", CustomerUUID: provider.UUID, Components: comps,
 		Plans: []waldursim.Plan{{Name: "Standard", Quotas: map[string]float64{"server_nodes": 3, "worker_nodes": 2}}}})
 	for _, n := range []string{"alice", "bob"} { // the team: Waldur offering users that Keycloak knows
@@ -174,6 +199,36 @@ func newRKE2WorldOn(t testing.TB, cloud rke2Cloud, cluster string, opts ...rke2O
 	w.writeConfig()
 	go w.emulateNodes(t)
 	return w
+}
+
+// startRancherAndVault starts the Rancher simulator and the Vault simulator, or in tier 2 the
+// simulator in front of the real kube-apiserver and the real Vault core, with RKE2's
+// managed-etcd controller on the Nodes.
+func (w *rke2World) startRancherAndVault(t testing.TB) {
+	o := ranchersim.Options{Seed: 3, NodeActiveAfter: 150 * time.Millisecond, DrainDuration: 150 * time.Millisecond,
+		ProvisionDeleteDelay: 200 * time.Millisecond, RoleTemplates: []string{"cluster-member"}}
+	if w.real == nil {
+		w.rs = ranchersim.New(o)
+		w.rs.SetEtcdRemover(w.rke2.removeMember)
+		vs := vaultsim.New(vaultRoot, nil)
+		w.vs, w.vaultTok, w.vsURL = vs, vaultRoot, serve(t, w.reqs.wrap("vault", vs), true)
+		w.rsURL = serve(t, w.reqs.wrap("rancher", w.rs), true)
+		return
+	}
+	o.Downstream = w.real.downstream()
+	w.rs = ranchersim.New(o)
+	w.rs.SetSystemAgentInstaller([]byte(nodeemu.StandIn(nodeemu.SystemAgentInstaller)))
+	w.rsURL = serve(t, w.reqs.wrap("rancher", w.rs), true)
+	w.vs, w.vaultTok = w.real.vault, w.real.vault.token
+	w.vsURL = serve(t, w.reqs.wrap("vault", w.real.vault.proxy()), true)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mc := nodeemu.RunMemberController(ctx, w.real.kube.Clientset, func(m string) (bool, error) { return w.rke2.removeMember("", m) }, 200*time.Millisecond)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("managed-etcd controller: %v; kubelets: %v", mc.Errors(), w.real.kubelets.Errors())
+		}
+	})
 }
 
 // serve starts h on loopback (TLS: a self-signed certificate, as the agent is told not to verify).
@@ -220,6 +275,7 @@ offerings:
       vault_port: %s
       vault_token: %q
       vault_tls_verify: false
+%s
       keycloak_url: "%s/"
       keycloak_realm: waldur
       keycloak_username: admin
@@ -228,9 +284,9 @@ offerings:
       server_nodes: {limit: 5, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Server nodes"}
       worker_nodes: {limit: 20, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Worker nodes"}
       nodes: {measured_unit: nodes, unit_factor: 1, accounting_type: usage, label: "Nodes"}
-`, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID, w.bootstrap,
+%s`, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID, w.bootstrap,
 		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], indent(w.extra+cloud.settings(), 6),
-		vhost, vport, vaultRoot, w.kcURL)
+		vhost, vport, w.vaultTok, indent(w.real.settings(), 6), w.kcURL, w.real.components())
 	w.config = filepath.Join(w.dir, "config.yaml")
 	if err := os.WriteFile(w.config, []byte(cfg), 0o600); err != nil {
 		w.t.Fatal(err)
@@ -248,6 +304,10 @@ func (w *rke2World) emulateNodes(t testing.TB) {
 		w.rke2.vmsGone(servers)
 		for _, s := range servers {
 			if s.Status != "ACTIVE" || w.seen(s.ID) {
+				continue
+			}
+			if w.real != nil { // each VM boots at its own pace
+				go w.bootOnce(ctx, hc, s)
 				continue
 			}
 			if err := w.boot(ctx, hc, s); err != nil {
@@ -275,6 +335,15 @@ func (w *rke2World) seen(id string) bool {
 	}
 	w.booted[id] = true
 	return false
+}
+
+// bootOnce runs a VM's cloud-init for real, once, as a VM does (tier 2).
+func (w *rke2World) bootOnce(ctx context.Context, hc *http.Client, s cloudServer) {
+	if err := w.bootScript(ctx, hc, s); err != nil && ctx.Err() == nil && w.exists(s.ID) {
+		w.mu.Lock()
+		w.refused = append(w.refused, s.Name+": "+err.Error())
+		w.mu.Unlock()
+	}
 }
 
 // boot does what the VM's cloud-init does.

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/nodeemu"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/testenv"
 )
 
 // TestRKE2ClusterBoots drives a whole rke2-bootstrap cluster: the cluster's Vault secret is
@@ -24,10 +28,32 @@ import (
 // joins the emulated RKE2 cluster (which refuses anything out of order, pointed at the wrong
 // server or with another token), and the applied manifest's cluster agent reports the nodes to
 // Rancher. Every node must join, in the planner's order, with no refusal, and show in Rancher.
-func TestRKE2ClusterBoots(t *testing.T) {
+func TestRKE2ClusterBoots(t *testing.T) { clusterBoots(t, false) }
+
+// TestRKE2ClusterBootsScriptReal (tier 2) is TestRKE2ClusterBoots with each node's rendered
+// bootstrap script run for real by /bin/sh in a sandbox (nodeemu.Sandbox: the host's curl, sed
+// and base64 against the Vault simulator and Rancher's import manifest; the RKE2 installer
+// and systemctl stand-ins), RKE2 started from the config.yaml, registries.yaml and manifest it
+// wrote.
+func TestRKE2ClusterBootsScriptReal(t *testing.T) {
+	if err := testenv.Gate(); err != nil {
+		t.Skip(err)
+	}
+	if err := nodeemu.SandboxAvailable(); err != nil {
+		if os.Getenv(testenv.EnvRequireReal) == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	clusterBoots(t, true)
+}
+
+func clusterBoots(t *testing.T, script bool) {
 	ctx := context.Background()
+	installer := httptest.NewServer(nodeemu.ServeStandIn(nodeemu.RKE2Installer))
+	t.Cleanup(installer.Close)
 	s, _, hc := vaultWorld(t, "bootstrap", "rke2", "private_registry_url", "https://registry.example.com:5000",
-		"private_registry_user", "puller", "private_registry_password", "registry-password")
+		"private_registry_user", "puller", "private_registry_password", "registry-password", "rke2_install_url", installer.URL+"/")
 	spec, err := ParseSpec(s, backends.Resource{Attributes: managedOrder("worker_nodes_count", 3.0)})
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +75,9 @@ func TestRKE2ClusterBoots(t *testing.T) {
 	}
 	cluster := nodeemu.NewCluster("") // the initial server brings the cluster's token
 	n := &nodes{s: s, spec: &spec, cv: cv, hc: hc, cluster: cluster, addr: map[string]string{}}
+	if script {
+		n.sandboxes = t.TempDir()
+	}
 	boot, addr := n.boot, n.addr
 
 	// Out of order first: an agent pointed at the initial server before that server exists.
@@ -103,12 +132,19 @@ func TestRKE2ClusterBoots(t *testing.T) {
 // management id and manifest URL.
 func importedRancherCluster(t *testing.T, base, token string) (string, string) {
 	t.Helper()
+	cid, reg := rancherClusterSpec(t, base, token, map[string]any{"kubernetesVersion": DefaultK8sVersion})
+	return cid, reg.ManifestURL.Reveal()
+}
+
+// rancherClusterSpec creates the provisioning cluster "prod" with spec and its registration.
+func rancherClusterSpec(t *testing.T, base, token string, spec map[string]any) (string, rancherapi.Registration) {
+	t.Helper()
 	ctx := context.Background()
 	c, err := rancherapi.New(rancherapi.Config{URL: base, Token: secret.New(token)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := c.EnsureProvisioningCluster(ctx, "prod", rancherapi.Meta{}, map[string]any{"kubernetesVersion": DefaultK8sVersion})
+	p, err := c.EnsureProvisioningCluster(ctx, "prod", rancherapi.Meta{}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +152,7 @@ func importedRancherCluster(t *testing.T, base, token string) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.Status.ClusterName, reg.ManifestURL.Reveal()
+	return p.Status.ClusterName, reg
 }
 
 // nodes boots planner-created nodes into the emulated cluster.
@@ -127,6 +163,9 @@ type nodes struct {
 	hc      *http.Client
 	cluster *nodeemu.Cluster
 	addr    map[string]string // node name → address
+	// sandboxes: run each node's script for real in a sandbox under this directory ("": the
+	// emulator reads the script, nodeemu.Parse).
+	sandboxes string
 }
 
 // boot gives a node fresh Vault credentials, renders its cloud-init and boots it.
@@ -141,9 +180,35 @@ func (n *nodes) boot(a Action) error {
 	if err != nil {
 		return err
 	}
+	if n.sandboxes != "" {
+		return n.runScript(ctx, a.Node, ud)
+	}
 	b, err := nodeemu.Parse(ud.Bytes())
 	if err != nil {
 		return err
 	}
 	return n.cluster.BootRKE2(ctx, n.hc, n.s.VaultAddr(), b, n.addr[a.Node])
+}
+
+// runScript runs the node's user data in a fresh sandbox and starts what it installed.
+func (n *nodes) runScript(ctx context.Context, node string, ud UserData) error {
+	box, err := nodeemu.NewSandbox(filepath.Join(n.sandboxes, node, strconv.Itoa(len(n.addr))))
+	if err != nil {
+		return err
+	}
+	run, err := box.CloudInit(ctx, ud.Bytes())
+	if err != nil {
+		return err
+	}
+	if run.Exists("/etc/vault/secret-id") {
+		return fmt.Errorf("%s: the script left the spent secret id", node)
+	}
+	in, err := run.Installed()
+	if err != nil {
+		return err
+	}
+	if in.NodeName != node || !in.RegistryConfig || !strings.Contains(in.Registries, "registry.example.com:5000") {
+		return fmt.Errorf("%s: installed %s, registries %q", node, in.NodeName, in.Registries)
+	}
+	return n.cluster.StartRKE2(n.hc, in, n.addr[node])
 }

@@ -54,6 +54,25 @@ func (c *Cluster) BootRKE2(ctx context.Context, hc *http.Client, vaultAddr strin
 	return c.Apply(manifest, hc)
 }
 
+// StartRKE2 starts RKE2 as a sandboxed bootstrap script installed it (Sandbox.CloudInit,
+// Run.Installed): the node joins with config.yaml's token and server (RKE2's rules apply), and
+// on a server the deploy controller then applies the import manifest the script fetched into
+// the auto-deploy directory.
+func (c *Cluster) StartRKE2(hc *http.Client, n Installed, addr string) error {
+	if n.Mode != "rke2" {
+		return fmt.Errorf("%s: not an rke2-bootstrapped node", n.NodeName)
+	}
+	if !c.joined(n.NodeName, addr) { // a start tried again after the join
+		if err := c.Join(n.Boot, n.Token, addr); err != nil {
+			return err
+		}
+	}
+	if n.Manifest == nil {
+		return nil
+	}
+	return c.Apply(n.Manifest, hc)
+}
+
 // FetchManifest GETs Rancher's import manifest as the node's curl -f --retry does.
 func FetchManifest(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
 	var err error
@@ -98,6 +117,12 @@ func (c *Cluster) Apply(manifest []byte, hc *http.Client) error {
 	c.mu.Lock()
 	if c.agent == nil || c.agent.server != server || c.agent.token != token {
 		c.agent = &agent{hc: hc, server: server, token: token}
+	}
+	watch := c.kube != nil && c.stopWatch == nil
+	if watch {
+		var ctx context.Context
+		ctx, c.stopWatch = context.WithCancel(context.Background())
+		go c.watchNodes(ctx)
 	}
 	c.mu.Unlock()
 	return c.report()
@@ -163,8 +188,11 @@ func (c *Cluster) report() error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	body, _ := json.Marshal(map[string]any{"nodes": c.nodeReport()})
-	var err error
+	nodes, err := c.nodeReport()
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]any{"nodes": nodes})
 	for attempt := range 5 { // the agent retries while Rancher does not answer
 		if attempt > 0 {
 			time.Sleep(50 * time.Millisecond)
@@ -177,7 +205,18 @@ func (c *Cluster) report() error {
 	return err
 }
 
-func (c *Cluster) nodeReport() []map[string]any {
+// nodeReport is the cluster's Nodes: the joined members, or with UseKube the Node objects.
+func (c *Cluster) nodeReport() ([]map[string]any, error) {
+	c.mu.Lock()
+	kube, grace := c.kube, c.grace
+	c.mu.Unlock()
+	if kube != nil {
+		return kubeNodeReport(kube, grace)
+	}
+	return c.memberReport(), nil
+}
+
+func (c *Cluster) memberReport() []map[string]any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	names := make([]string, 0, len(c.nodes))

@@ -1,12 +1,16 @@
 package nodeemu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
 )
 
 // Cluster is an emulated RKE2 cluster: its join token and the nodes that joined, each with the
@@ -21,6 +25,10 @@ type Cluster struct {
 	agent      *agent // set by the first Apply
 	reportErrs []string
 	etcd       Etcd // the servers' etcd members (etcd.go)
+
+	kube      kubernetes.Interface // UseKube: the cluster's Nodes are these (agentkube.go)
+	grace     time.Duration
+	stopWatch context.CancelFunc
 }
 
 // ErrRefused marks a join that RKE2 would refuse (wrong order, server, token or name).
@@ -88,6 +96,14 @@ func (c *Cluster) join(b Boot, token, addr string) error {
 	}
 	c.nodes[b.NodeName] = &member{role: b.Role, addr: addr, labels: b.Labels, up: true, version: b.Version}
 	return nil
+}
+
+// joined: the node is a member, at addr.
+func (c *Cluster) joined(name, addr string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.nodes[name]
+	return m != nil && m.addr == addr
 }
 
 // reachable checks that url is https://<addr of a live server>:9345.

@@ -9,8 +9,9 @@ import (
 // Etcd is an emulated cluster's etcd membership, as etcd keeps it: the initial server starts
 // the cluster alone; a joining server is added through the live members (MemberAdd needs a
 // quorum); a member whose machine is gone stays a member — dead, counted in the quorum — until
-// it is removed (MemberRemove, which etcd's strict reconfiguration check refuses when the
-// members left would have no quorum). Every moment without quorum is recorded (Problems).
+// it is removed (MemberRemove: a change of the configuration, so it needs the members' quorum
+// to commit, and etcd's strict reconfiguration check refuses it when the members left would have
+// no quorum). Every moment without quorum is recorded (Problems).
 // EtcdProcs (etcdreal.go) is the same with real etcd members.
 type Etcd interface {
 	// Add makes the server a member: the first one starts the cluster.
@@ -92,6 +93,9 @@ func (e *MemEtcd) Remove(name string) (bool, error) {
 	defer e.mu.Unlock()
 	if _, ok := e.members[name]; !ok {
 		return true, nil
+	}
+	if ok, live := e.quorateLocked(e.members); !ok {
+		return false, fmt.Errorf("etcd: removing %s needs a quorum to commit (%d live of %d)", name, live, len(e.members))
 	}
 	rest := map[string]bool{}
 	for k, v := range e.members {

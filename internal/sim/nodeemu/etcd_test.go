@@ -55,6 +55,7 @@ func TestClusterServerLeavesEtcdOnlyWhenRemoved(t *testing.T) {
 	c := NewCluster("tok")
 	steps := []Boot{{NodeName: "c-server-0", Role: "server"},
 		{NodeName: "c-server-1", Role: "server", ServerURL: "https://10.0.0.1:9345"},
+		{NodeName: "c-server-2", Role: "server", ServerURL: "https://10.0.0.1:9345"},
 		{NodeName: "c-agent-0", Role: "agent", ServerURL: "https://10.0.0.1:9345"}}
 	for i, b := range steps {
 		if err := c.Join(b, "tok", "10.0.0."+string(rune('1'+i))); err != nil {
@@ -63,13 +64,17 @@ func TestClusterServerLeavesEtcdOnlyWhenRemoved(t *testing.T) {
 	}
 	c.Remove("c-server-1")
 	c.Remove("c-agent-0")
-	if got := strings.Join(c.Etcd().Members(), " "); got != "c-server-0 c-server-1(dead)" {
+	if got := strings.Join(c.Etcd().Members(), " "); got != "c-server-0 c-server-1(dead) c-server-2" {
 		t.Fatalf("members %s", got)
 	}
 	if ok, err := c.RemoveMember("c-server-1"); !ok || err != nil {
 		t.Fatalf("remove the dead member: %v %v", ok, err)
 	}
-	if got := strings.Join(c.Etcd().Members(), " "); got != "c-server-0" {
+	if got := strings.Join(c.Etcd().Members(), " "); got != "c-server-0 c-server-2" {
 		t.Fatalf("members %s", got)
+	}
+	c.Remove("c-server-2") // two members, one dead: no quorum to commit a removal
+	if ok, err := c.RemoveMember("c-server-2"); ok || err == nil {
+		t.Fatalf("a removal committed without quorum: %v %v", ok, err)
 	}
 }

@@ -157,6 +157,9 @@ func (s *Server) syncAgentNodesLocked(cid string, nodes []agentNode) {
 		for k, v := range an.labels {
 			n.labels[k] = v
 		}
+		for k, v := range n.apiLabels { // Rancher pushed them to the Node
+			n.labels[k] = v
+		}
 		n.roles, n.cpu, n.memMiB, n.version = an.roles, an.cpu, an.memMiB, an.version
 		n.setReady(an.ready)
 	}

@@ -1,6 +1,8 @@
 package ranchersim
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +68,8 @@ func TestClusterAgentNodes(t *testing.T) {
 	if code, _, _ := c.do("PUT", "/v3/nodes/"+agentID, `{"labels":{"role":"agent","stage":"remove"}}`); code != 200 {
 		t.Fatal("label update refused")
 	}
-	notReady := strings.Replace(two, `"nodeName":"n-agent-0","ready":true`, `"nodeName":"n-agent-0","ready":false`, 1)
+	notReady := strings.Replace(two, `"nodeName":"n-agent-0","ready":true,"labels":{"role":"agent"}`,
+		`"nodeName":"n-agent-0","ready":false,"labels":{"role":"agent","stage":"install"}`, 1) // the Node's own label
 	if code := report(agent, notReady); code != 204 {
 		t.Fatal(code)
 	}
@@ -105,5 +108,28 @@ func TestClusterAgentNodes(t *testing.T) {
 	}
 	if code, _, _ := c.do("GET", ClusterAgentEndpoint, ""); code != 405 {
 		t.Errorf("GET on the agent endpoint: %d", code)
+	}
+}
+
+// TestSystemAgentInstaller: /system-agent-install.sh is served without authentication once a
+// script is set (404 before), GET only.
+func TestSystemAgentInstaller(t *testing.T) {
+	s, c := newSim(t, Options{})
+	c.auth = ""
+	if code, _, _ := c.do(http.MethodGet, SystemAgentInstallPath, ""); code != http.StatusNotFound {
+		t.Fatalf("without a script: %d", code)
+	}
+	s.SetSystemAgentInstaller([]byte("#!/bin/sh\necho installed\n"))
+	resp, err := http.Get(c.base + SystemAgentInstallPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "#!/bin/sh\necho installed\n" {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	if code, _, _ := c.do(http.MethodPost, SystemAgentInstallPath, ""); code != http.StatusMethodNotAllowed {
+		t.Fatalf("POST: %d", code)
 	}
 }

@@ -17,7 +17,10 @@
 //   - the v1 provisioning API and v3 nodes of RKE2 clusters (provisioning.go, nodes.go), with
 //     simulator-only stand-ins for what runs on the nodes: the system agent's registration
 //     (RegisterEndpoint, clusters with an rkeConfig) and an imported cluster's agent reporting
-//     its Nodes (ClusterAgentEndpoint, clusters without one; clusteragent.go).
+//     its Nodes (ClusterAgentEndpoint, clusters without one; clusteragent.go), and Rancher's
+//     /system-agent-install.sh (a script the test sets);
+//   - with Options.Downstream, those clusters' Kubernetes API (/k8s proxy, Node-derived
+//     capacity, downstream Nodes deleted with their v3 nodes; downstream.go).
 //
 // Authentication is what Rancher accepts for API keys: "Authorization: Bearer <access>:<secret>"
 // or HTTP Basic with the same pair, on every request; anything else is 401.

@@ -9,7 +9,7 @@ import (
 )
 
 // Downstream Node objects of RKE2 clusters whose Kubernetes API the simulator does not reach
-// (no Upstream, no agent tunnel): GET and PATCH (JSON merge patch of metadata.annotations) of
+// (no Options.Downstream, no Upstream, no agent tunnel): GET and PATCH (JSON merge patch of metadata.annotations) of
 // /k8s/clusters/<id>/api/v1/nodes/<name>, for the nodes its v3 API lists — what removing a
 // server's etcd member needs. The simulator plays RKE2's managed-etcd controller (k3s
 // pkg/etcd/member_controller.go, RKE2's version.Program "rke2"): on a Node of an etcd server

@@ -66,7 +66,7 @@ func (s *Server) importRoutes(p []string) map[string]route {
 	case len(p) == 2 && p[0] == "clusters":
 		id := p[1]
 		return map[string]route{
-			get:            {"cluster.get", func(w http.ResponseWriter, r *http.Request) { s.handleCluster(w, r, id) }},
+			get:            {"cluster.get", func(w http.ResponseWriter, r *http.Request) { s.handleDownstreamCluster(w, r, id) }},
 			http.MethodPut: {"cluster.update", func(w http.ResponseWriter, r *http.Request) { s.updateCluster(w, r, id) }},
 			del:            {"cluster.delete", func(w http.ResponseWriter, r *http.Request) { s.deleteCluster(w, r, id) }},
 			post:           {"cluster.action", func(w http.ResponseWriter, r *http.Request) { s.clusterAction(w, r, id) }},

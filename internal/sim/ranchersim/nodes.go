@@ -2,6 +2,7 @@ package ranchersim
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -14,6 +15,33 @@ import (
 // condition Drained=True after Options.DrainDuration (unless HangDrain names it); DELETE
 // removes it. The system-agent's own connection is not simulated: RegisterEndpoint is a
 // simulator-only stand-in that a node emulator calls with the cluster registration token.
+
+// SystemAgentInstallPath is where Rancher serves the system agent's installer, without
+// authentication (rancher v2.12.0 pkg/installer: SystemAgentInstallPath); the simulator serves
+// the script set by SetSystemAgentInstaller there (a node emulator's stand-in), 404 without one.
+const SystemAgentInstallPath = "/system-agent-install.sh"
+
+// SetSystemAgentInstaller sets the script served at SystemAgentInstallPath.
+func (s *Server) SetSystemAgentInstaller(script []byte) {
+	s.mu.Lock()
+	s.installer = script
+	s.mu.Unlock()
+}
+
+func (s *Server) handleInstaller(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	script := s.installer
+	s.mu.Unlock()
+	switch {
+	case r.Method != http.MethodGet:
+		writeError(w, http.StatusMethodNotAllowed, "MethodNotAllow", "GET only")
+	case script == nil:
+		writeError(w, http.StatusNotFound, "NotFound", "not found")
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write(script)
+	}
+}
 
 // RegisterEndpoint is the simulator-only path where an emulated node registers
 // (POST, "Authorization: Bearer <registration token>", body {"nodeName", "roles", "labels",
@@ -29,8 +57,9 @@ type simNode struct {
 	drainAt             time.Time // zero: no drain asked
 	cpu                 int
 	memMiB, storageGiB  int
-	fromAgent           bool // reported by an imported cluster's agent (clusteragent.go)
-	notReady            bool // its Node is NotReady (agent-reported nodes; SetNodeReady)
+	fromAgent           bool              // reported by an imported cluster's agent (clusteragent.go)
+	apiLabels           map[string]string // the labels last set through the API (they win over reports)
+	notReady            bool              // its Node is NotReady (agent-reported nodes; SetNodeReady)
 	readyChanged        time.Time
 	version             string // the kubelet's version (info.kubernetes.kubeletVersion)
 	upgrading           bool   // an upgrade cordoned it (upgrade.go)
@@ -181,7 +210,7 @@ func (s *Server) updateNode(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	if l, ok := in["labels"].(map[string]string); ok {
-		n.labels = l
+		n.labels, n.apiLabels = l, maps.Clone(l)
 	}
 	writeJSON(w, http.StatusOK, s.renderNode(baseURL(r), n))
 }
@@ -215,14 +244,17 @@ func (s *Server) nodeAction(w http.ResponseWriter, r *http.Request, id string) {
 
 func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	n := s.nodeLocked(w, id)
 	if n == nil {
+		s.mu.Unlock()
 		return
 	}
 	delete(s.nodes, id)
 	s.refreshStatsLocked(n.clusterID)
-	writeJSON(w, http.StatusOK, s.renderNode(baseURL(r), n))
+	out := s.renderNode(baseURL(r), n)
+	s.mu.Unlock()
+	s.deleteDownstreamNode(n.clusterID, n.name)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // handleRegister is the simulator-only stand-in for the system-agent's registration.

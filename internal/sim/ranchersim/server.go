@@ -37,6 +37,9 @@ type Options struct {
 	RoleTemplates []string
 	// Upstream is the Kubernetes API server; nil makes /k8s and namespace routes answer 503.
 	Upstream *Upstream
+	// Downstream is the Kubernetes API server of the clusters made through the v1 provisioning
+	// API (downstream.go); nil: their Nodes are the simulator's records (etcdnodes.go).
+	Downstream *Upstream
 	// PageSize is the default page size of collections (norman's default 1000).
 	PageSize int
 	// TokenExpiresAt is reported for the API token (empty: never).
@@ -91,6 +94,8 @@ type Server struct {
 	rollouts    map[string]*rollout          // upgrades in progress by cluster id
 	rolloutGen  int
 	upgradeLog  []string
+	installer   []byte      // served at SystemAgentInstallPath (nodes.go)
+	down        *downstream // Options.Downstream (downstream.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }
@@ -138,6 +143,10 @@ func New(o Options) *Server {
 	s.tun = newTunnels()
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)
+	}
+	if o.Downstream != nil {
+		s.down = &downstream{}
+		s.down.proxy, s.down.kube = newUpstream(o.Downstream)
 	}
 	return s
 }

@@ -261,6 +261,8 @@ func (s *Server) publicRoute(r *http.Request) (string, http.HandlerFunc) {
 		return "cluster-agent.nodes", s.handleClusterAgent
 	case strings.HasPrefix(p, "/v3/import/"):
 		return "import", s.handleImport
+	case p == SystemAgentInstallPath:
+		return "system-agent-install", s.handleInstaller
 	}
 	return "", nil
 }

@@ -196,9 +196,13 @@ func render(l corev1.ResourceList) map[string]string {
 	return out
 }
 
-// kubeClient is the client for a cluster's Kubernetes API: the agent's tunnel for an imported
-// cluster (nil while it has none), else the shared upstream (nil without one).
+// kubeClient is the client for a cluster's Kubernetes API: the downstream of a provisioning
+// cluster, the agent's tunnel for an imported cluster (nil while it has none), else the shared
+// upstream (nil without one).
 func (s *Server) kubeClient(cid string) kubernetes.Interface {
+	if d := s.downstreamFor(cid); d != nil {
+		return d.kube
+	}
 	if link := s.tunnelLink(cid); link != nil {
 		return link.kube
 	}
@@ -210,6 +214,9 @@ func (s *Server) kubeClient(cid string) kubernetes.Interface {
 
 // kubeProxy is kubeClient's reverse-proxy counterpart for /k8s/clusters/<id>/….
 func (s *Server) kubeProxy(cid string) http.Handler {
+	if d := s.downstreamFor(cid); d != nil {
+		return d.proxy
+	}
 	if link := s.tunnelLink(cid); link != nil {
 		return link.proxy
 	}
