@@ -32,7 +32,7 @@ func TestRKE2ClusterBoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cv, err := NewClusterVault(s)
+	cv, err := flatClusterVault(s)
 	if err != nil {
 		t.Fatal(err)
 	}
