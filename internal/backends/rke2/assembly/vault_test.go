@@ -151,7 +151,7 @@ func TestRKE2FlatVaultKeysTakeUpstreamsVault(t *testing.T) {
 		if c := vaultProbe(t, b); c.OK {
 			t.Fatalf("probe passed through a failing Vault: %+v", c)
 		}
-		if got := sim.Calls("GET "+mountRead); got != retries+1 {
+		if got := sim.Calls("GET " + mountRead); got != retries+1 {
 			t.Errorf("upstreams.vault retries %d: %d attempts, want %d", retries, got, retries+1)
 		}
 	}
