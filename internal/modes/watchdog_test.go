@@ -49,12 +49,16 @@ func TestHeartbeatBeatsWhileACycleHangsAndTheWatchdogReportsIt(t *testing.T) {
 	if err := r.Stuck(); !strings.Contains(err.Error(), `"HPC" running for`) || !strings.Contains(err.Error(), "timeout 100ms") {
 		t.Errorf("stuck report: %v", err)
 	}
-	time.Sleep(100 * time.Millisecond) // a few ticks
+	// The gauges are set on the runner's ticks: wait for one that saw the stuck cycle (a fixed
+	// sleep failed under load, when no tick ran in it).
+	for gaugeIfAny(m, "site_agent_cycle_stuck") != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("site_agent_cycle_stuck = %v, want 1", gaugeIfAny(m, "site_agent_cycle_stuck"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := telemetry.CheckFile(hbPath, time.Second, time.Now()); err != nil {
 		t.Fatalf("heartbeat went stale while a cycle hangs: %v", err)
-	}
-	if v := gaugeOf(t, m, "site_agent_cycle_stuck"); v != 1 {
-		t.Errorf("site_agent_cycle_stuck = %v, want 1", v)
 	}
 	if v := gaugeOf(t, m, "site_agent_cycle_running_seconds"); v < 0.2 {
 		t.Errorf("site_agent_cycle_running_seconds = %v, want the hanging cycle's age", v)
@@ -76,9 +80,25 @@ const hpcUUID = "E2EF0000-0000-0000-0000-0000000000AB"
 // gaugeOf reads a gauge of mode order_process, offering HPC from the registry.
 func gaugeOf(t *testing.T, m *telemetry.Metrics, name string) float64 {
 	t.Helper()
+	v, ok := cycleGauge(m, name)
+	if !ok {
+		t.Errorf("no %s{mode=order_process,offering_uuid=%s}", name, telemetry.OfferingLabel(hpcUUID))
+	}
+	return v
+}
+
+// gaugeIfAny is the gauge's value, or -1 while it has no series yet.
+func gaugeIfAny(m *telemetry.Metrics, name string) float64 {
+	if v, ok := cycleGauge(m, name); ok {
+		return v
+	}
+	return -1
+}
+
+func cycleGauge(m *telemetry.Metrics, name string) (float64, bool) {
 	families, err := m.Registry.Gather()
 	if err != nil {
-		t.Fatal(err)
+		return 0, false
 	}
 	for _, f := range families {
 		if f.GetName() != name {
@@ -90,10 +110,9 @@ func gaugeOf(t *testing.T, m *telemetry.Metrics, name string) float64 {
 				labels[l.GetName()] = l.GetValue()
 			}
 			if labels["mode"] == "order_process" && labels["offering_uuid"] == telemetry.OfferingLabel(hpcUUID) {
-				return mt.GetGauge().GetValue()
+				return mt.GetGauge().GetValue(), true
 			}
 		}
 	}
-	t.Errorf("no %s{mode=order_process,offering_uuid=%s}", name, telemetry.OfferingLabel(hpcUUID))
-	return 0
+	return 0, false
 }

@@ -48,6 +48,7 @@ type rke2World struct {
 	refused  []string        // emulator errors after the last attempt (e.g. a secret id used twice)
 
 	bootstrap string     // backend_settings.bootstrap: rancher (default) or rke2
+	extra     string     // more backend_settings lines (withSettings)
 	rke2      *rke2Nodes // bootstrap rke2: the emulated RKE2 clusters (rke2_bootstrap_world_test.go)
 }
 
@@ -58,6 +59,9 @@ type rke2Option func(*rke2World)
 
 // withBootstrap sets backend_settings.bootstrap; the node emulator plays that mode's VMs.
 func withBootstrap(mode string) rke2Option { return func(w *rke2World) { w.bootstrap = mode } }
+
+// withSettings adds backend_settings lines (unindented YAML).
+func withSettings(lines string) rke2Option { return func(w *rke2World) { w.extra += lines } }
 
 // rke2Cloud is the OpenStack side of an rke2World.
 type rke2Cloud interface {
@@ -221,7 +225,7 @@ offerings:
       worker_nodes: {limit: 20, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Worker nodes"}
       nodes: {measured_unit: nodes, unit_factor: 1, accounting_type: usage, label: "Nodes"}
 `, filepath.Join(w.dir, "heartbeat"), w.vsURL, vaultRoot, w.url, scenario.Token, w.offering.UUID, w.bootstrap,
-		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], indent(cloud.settings(), 6), w.kcURL)
+		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], indent(w.extra+cloud.settings(), 6), w.kcURL)
 	w.config = filepath.Join(w.dir, "config.yaml")
 	if err := os.WriteFile(w.config, []byte(cfg), 0o600); err != nil {
 		w.t.Fatal(err)

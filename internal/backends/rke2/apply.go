@@ -58,7 +58,9 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 		return fmt.Errorf("vault secret id: %w", err)
 	}
 	defer creds.SecretID.Forget()
-	ud, err := b.s.CloudInit().Render(NewNodeConfig(b.s, c.spec, a.Node, a.Inventory, creds, joinAddr))
+	cfg := NewNodeConfig(b.s, c.spec, a.Node, a.Inventory, creds, joinAddr)
+	cfg.ClusterCIDR, cfg.ServiceCIDR = c.rc.ClusterCIDR, c.rc.ServiceCIDR // the networks the cluster was made with
+	ud, err := b.s.CloudInit().Render(cfg)
 	if err != nil {
 		return failure.Errorf("cloud-init for %s: %v", a.Node, err)
 	}
@@ -69,12 +71,19 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 }
 
 // ensureVault writes the cluster's policy, AppRole and token secret once per call that creates
-// nodes. Bootstrap rancher: the token is the cluster's registration token, which Rancher keeps.
-// Bootstrap rke2: the secret keeps the cluster's join token (made with the initial server,
-// never again), the import manifest URL and registries.yaml.
+// nodes. Bootstrap rancher: the token is the cluster's registration token, which Rancher keeps,
+// and the registry secret the cluster names is brought in step (a changed password, a secret
+// deleted by hand) before a new machine needs a plan. Bootstrap rke2: the secret keeps the
+// cluster's join token (made with the initial server, never again), the import manifest URL
+// and registries.yaml.
 func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) error {
 	if c.vaultOK {
 		return nil
+	}
+	if b.s.Bootstrap == BootstrapRancher {
+		if err := b.d.Rancher.EnsureRegistrySecret(ctx, c.ref, b.provisionSpec()); err != nil {
+			return fmt.Errorf("registry secret: %w", err)
+		}
 	}
 	reg, err := b.d.Rancher.Registration(ctx, c.rc)
 	if err != nil {

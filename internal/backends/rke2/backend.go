@@ -65,14 +65,15 @@ func NewBackend(s *Settings, comps backends.Components, d Deps) *Backend {
 
 // Create builds the cluster an order describes, a step per call: it returns the backend id
 // (the cluster name) with an error wrapping failure.ErrNotReady until every node is ready, so
-// the order stays executing and the next cycle continues.
+// the order stays executing and the next cycle continues. A resource without a backend id
+// whose cluster was made earlier (its id lost) gets that cluster back (adopt.go).
 func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backends.Info, error) {
 	spec, err := ParseSpec(b.s, req.Resource)
 	if err != nil {
 		return backends.Info{}, failure.Errorf("%v", err)
 	}
-	if req.Resource.BackendID != "" {
-		spec.Name = req.Resource.BackendID
+	if spec.Name, err = b.clusterName(ctx, ClusterRef{UUID: req.Resource.UUID, Name: spec.Name}, req.Resource.BackendID); err != nil {
+		return backends.Info{}, err
 	}
 	return b.reconcile(ctx, req.Resource.UUID, &spec)
 }

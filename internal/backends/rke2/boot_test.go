@@ -108,7 +108,7 @@ func importedRancherCluster(t *testing.T, base, token string) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := c.EnsureProvisioningCluster(ctx, "prod", nil, map[string]any{"kubernetesVersion": DefaultK8sVersion})
+	p, err := c.EnsureProvisioningCluster(ctx, "prod", rancherapi.Meta{}, map[string]any{"kubernetesVersion": DefaultK8sVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

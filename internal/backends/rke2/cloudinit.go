@@ -67,6 +67,10 @@ type NodeConfig struct {
 	// RegistryConfig: the cluster's Vault secret carries registries.yaml (registries_yaml_b64),
 	// which the node writes to /etc/rancher/rke2/registries.yaml (0600).
 	RegistryConfig bool
+	// ClusterCIDR and ServiceCIDR are the cluster's pod and service networks (servers' config
+	// cluster-cidr and service-cidr); "" leaves RKE2's default, as for a cluster made before
+	// they were recorded.
+	ClusterCIDR, ServiceCIDR string
 
 	Labels map[string]string // node labels (the inventory)
 	Disks  []Disk

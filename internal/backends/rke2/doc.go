@@ -30,7 +30,12 @@
 //   - cloudinit.go: the node's cloud-init, a template a site may replace (rendered by
 //     nodetemplate, text/template's language without reflection), for both
 //     bootstrap modes (Rancher system-agent or plain RKE2), each reading its token from Vault
-//     with a single-use AppRole secret id.
+//     with a single-use AppRole secret id;
+//   - settings_network.go: the pod and service networks (cluster_cidr, service_cidr), refused
+//     when they overlap each other or the nodes' subnet;
+//   - shape.go: every pass checks each ACTIVE node's whole VM (volumes, port, floating IP)
+//     before the cluster counts as ready, mending or replacing what is missing;
+//   - adopt.go: a resource whose backend id was lost gets the cluster made for it back.
 //
 // Design rules the planner enforces (see docs/rke2.md): the initial server alone until it is
 // ready; joining servers one at a time, each pointed at a ready server that is not being

@@ -38,6 +38,9 @@ type Node struct {
 	// Unregistered: the VM has been up longer than the registration timeout and Rancher still
 	// does not list the node — its bootstrap failed, so it is replaced like a VM in ERROR.
 	Unregistered bool
+	// Damaged says what an ACTIVE VM has lost that cannot be mended in place (its port, a
+	// volume; shape.go): it is replaced like a VM in ERROR.
+	Damaged string
 }
 
 // HealthOf classifies a node (seed 000 state mapping: active → ready; registering, unavailable
@@ -51,7 +54,7 @@ func HealthOf(n *Node) Health {
 	case "BUILD", "REBUILD", "REBOOT", "HARD_REBOOT", "MIGRATING", "RESIZE", "VERIFY_RESIZE", "PASSWORD":
 		return Pending
 	case "ACTIVE":
-		if n.Rancher == "" && n.Unregistered {
+		if n.Damaged != "" || n.Rancher == "" && n.Unregistered {
 			return Broken
 		}
 		return RancherHealth(n.Rancher)

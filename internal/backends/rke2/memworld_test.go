@@ -40,6 +40,7 @@ type memWorld struct {
 	dupCreate     int             // the next n CreateServer calls make two VMs (a retried create)
 	refusedLogins int             // VMs whose single-use secret id had been used already
 	failBoots     map[string]int  // node name → how many of its next VMs never register (bootstrap fails)
+	failFIPs      int             // the next n creates asking for a floating IP make the VM, then fail (memworld_extra_test.go)
 
 	etcd            map[string]map[string]bool // cluster UUID → etcd members (memetcd_test.go)
 	etcdRemoveAsked map[string]int             // "<uuid>/<node>" → the tick its removal was asked
@@ -55,6 +56,7 @@ type memVM struct {
 
 type memCluster struct {
 	ref      ClusterRef
+	spec     ProvisionSpec // as created
 	mgmtID   string
 	deleting int                 // ticks until gone; 0 = not deleting
 	nodes    map[string]*memNode // by name
@@ -218,7 +220,7 @@ func (m memInfra) CreateServer(_ context.Context, c ClusterRef, _ NetworkInfo, r
 		w.servers[v.ID] = &memVM{view: v, userData: string(req.UserData.Bytes())}
 		w.checkNoVaultData(req)
 	}
-	return v, nil
+	return w.floatingIP(v, req)
 }
 
 // checkCreate asserts the install order: no agent before every server is ready, no joining
@@ -300,7 +302,7 @@ func (m memInfra) Diagnose(context.Context) []backends.Check {
 
 type memRancher struct{ w *memWorld }
 
-func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, _ ProvisionSpec) (RancherCluster, error) {
+func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, spec ProvisionSpec) (RancherCluster, error) {
 	w := m.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -314,14 +316,14 @@ func (m memRancher) EnsureCluster(_ context.Context, c ClusterRef, _ ProvisionSp
 	}
 	cl, ok := w.clusters[c.UUID]
 	if !ok {
-		cl = &memCluster{ref: c, nodes: map[string]*memNode{}}
+		cl = &memCluster{ref: c, spec: spec, nodes: map[string]*memNode{}}
 		w.clusters[c.UUID] = cl
-		return RancherCluster{Name: c.Name, State: "provisioning"}, nil // the id comes a moment later
+		return cl.view(), nil // the id comes a moment later
 	}
 	if cl.mgmtID == "" {
 		cl.mgmtID = "c-m-" + c.UUID[:8]
 	}
-	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: cl.state()}, nil
+	return cl.view(), nil
 }
 
 func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, error) {
@@ -335,7 +337,7 @@ func (m memRancher) Cluster(_ context.Context, c ClusterRef) (RancherCluster, er
 	if !ok || cl.ref.Name != c.Name {
 		return RancherCluster{}, fmt.Errorf("cluster %s: %w", c.Name, failure.ErrNotFound)
 	}
-	return RancherCluster{Name: c.Name, ManagementID: cl.mgmtID, State: cl.state()}, nil
+	return cl.view(), nil
 }
 
 // state is Rancher's: provisioning until a node is active, as Rancher shows a custom cluster.

@@ -15,6 +15,10 @@ func VaultRoleName(cluster string) string { return "rancher-provisioning-role-" 
 // VaultSecretPath is the token's path inside the KV v2 mount.
 func VaultSecretPath(cluster string) string { return "rancher/cluster-" + cluster }
 
+// RegistrySecretName is the fleet-default secret holding a cluster's private registry
+// credentials (bootstrap rancher; U is the resource UUID as hex).
+func RegistrySecretName(cluster string) string { return "rke2-registry-" + cluster }
+
 // VaultCredentials are what one node gets to log in to Vault once.
 type VaultCredentials struct {
 	RoleID   string
@@ -35,6 +39,7 @@ func NewNodeConfig(s *Settings, spec *ClusterSpec, name string, inv Inventory, c
 		VaultKVDataPath: s.VaultKVMount + "/data/" + VaultSecretPath(inv.Cluster),
 		RancherURL:      s.BackendURL, RancherCAChecksum: s.RancherCAChecksum, RancherTLSSkipVerify: !*s.VerifyCert,
 		RKE2InstallURL: s.RKE2InstallURL, Labels: inv.Labels(), Disks: Disks(s.NodeDiskDriver, node.DataVolumes),
+		ClusterCIDR: s.ClusterCIDR, ServiceCIDR: s.ServiceCIDR,
 	}
 	if s.PrivateRegistryURL != "" {
 		if u, err := url.Parse(s.PrivateRegistryURL); err == nil {

@@ -15,6 +15,10 @@ type ServerView struct {
 	Created  time.Time
 	Metadata map[string]string
 	Address  string // the fixed IP on the cluster network (join targets in bootstrap rke2)
+	// FloatingIP is a floating address Nova shows for the VM ("" none, or not shown yet).
+	FloatingIP string
+	// Volumes is how many volumes Nova shows attached (compare MetaVolumes).
+	Volumes int
 }
 
 // RancherNodeView is what the planner needs of a Rancher node.

@@ -225,6 +225,9 @@ func (p *pass) replaceBroken() {
 }
 
 func brokenReason(n *Node) string {
+	if n.Damaged != "" {
+		return "its VM " + n.Damaged + "; it is made again"
+	}
 	if n.Unregistered {
 		return "its VM never registered with Rancher (bootstrap failed); it is made again with fresh credentials"
 	}

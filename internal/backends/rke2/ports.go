@@ -44,8 +44,9 @@ type ServerRequest struct {
 type Infra interface {
 	FlavorSource
 	// EnsureNetwork finds or makes the cluster's tenant (per cluster, or the shared management
-	// tenant), network, subnet, router and security groups (6443, 9345, 10250, node-to-node,
-	// 80/443) and returns their ids.
+	// tenant), network, subnet, router and security group (6443 and 22 from the configured
+	// networks, 9345, 10250 and the rest node-to-node, 80/443), brings the group's rules in step
+	// with the settings, and returns their ids.
 	EnsureNetwork(ctx context.Context, c ClusterRef) (NetworkInfo, error)
 	// Servers lists the cluster's VMs (by its tag), with status, metadata and address.
 	Servers(ctx context.Context, c ClusterRef) ([]ServerView, error)
@@ -53,6 +54,12 @@ type Infra interface {
 	// IP. A create whose answer is lost is sent again by a later pass; Observe sets the
 	// duplicate aside as a stray.
 	CreateServer(ctx context.Context, c ClusterRef, net NetworkInfo, req ServerRequest) (ServerView, error)
+	// RepairNode checks what Nova's listing of an ACTIVE node cannot prove and mends what can
+	// be mended in place: a VM listed without an address on the cluster network is looked up
+	// in Neutron, and with floatingIP the node's port gets a floating IP unless it has one
+	// (found by its port, so a create whose answer was lost is not made twice). It returns ""
+	// when the node is whole, else why it must be made again (no port on the cluster network).
+	RepairNode(ctx context.Context, c ClusterRef, net NetworkInfo, s ServerView, floatingIP bool) (string, error)
 	// DeleteServer deletes a VM with its volumes and floating IP.
 	DeleteServer(ctx context.Context, c ClusterRef, s ServerView) error
 	// ClearLeftovers finds what others made in the cluster's project or on its network and
@@ -68,10 +75,17 @@ type Infra interface {
 
 // ProvisionSpec is what Rancher needs to create a cluster.
 type ProvisionSpec struct {
-	K8sVersion       string
-	CNI              string // cilium unless settings say otherwise
-	DataDir          string // RKE2 and system-agent data directory on the nodes
-	RegistryURL      string // private registry ("" none); its credentials go into a Rancher secret
+	K8sVersion string
+	CNI        string // cilium unless settings say otherwise
+	DataDir    string // RKE2 and system-agent data directory on the nodes
+	// ClusterCIDR and ServiceCIDR are the pod and service networks: machineGlobalConfig
+	// cluster-cidr and service-cidr of a provisioned cluster, and recorded on every cluster
+	// (RancherCluster) so that its later nodes get the networks it was made with.
+	ClusterCIDR, ServiceCIDR string
+	// RegistryURL is the private registry ("" none): docker.io's mirror and, by its host, the
+	// system-default-registry; with RegistryUser its credentials are a basic-auth secret in
+	// fleet-default (RegistrySecretName) that the cluster's registry config names.
+	RegistryURL      string
 	RegistryUser     string
 	RegistryPassword secret.Secret
 	Imported         bool // bootstrap rke2: a cluster imported once RKE2 runs, not provisioned by Rancher
@@ -82,6 +96,9 @@ type RancherCluster struct {
 	Name         string // provisioning cluster name in fleet-default (ClusterRef.Name)
 	ManagementID string // c-m-…, from status.clusterName; "" until Rancher assigns it
 	State        string // Rancher's state of the management cluster (active, provisioning, …)
+	// ClusterCIDR and ServiceCIDR are the networks recorded when the cluster was made; "" for a
+	// cluster made before they were recorded, which has RKE2's defaults.
+	ClusterCIDR, ServiceCIDR string
 }
 
 // Registration is how nodes and clusters register with Rancher; both are credentials (the URL
@@ -106,6 +123,14 @@ type Rancher interface {
 	// EnsureCluster finds or creates the cluster (labelled with c.UUID). A cluster of that name
 	// labelled with another UUID is failure.ErrDuplicate.
 	EnsureCluster(ctx context.Context, c ClusterRef, spec ProvisionSpec) (RancherCluster, error)
+	// EnsureRegistrySecret makes the basic-auth secret holding the private registry's
+	// credentials (spec.RegistryUser and RegistryPassword) hold them; EnsureCluster makes it
+	// before it creates a cluster that names it, and DeleteCluster deletes it once the cluster
+	// is gone.
+	EnsureRegistrySecret(ctx context.Context, c ClusterRef, spec ProvisionSpec) error
+	// ClusterOf names the cluster labelled with the resource UUID ("" when there is none; a
+	// failure when several are).
+	ClusterOf(ctx context.Context, uuid string) (string, error)
 	// Cluster finds the cluster without creating it (failure.ErrNotFound when absent, or when
 	// the cluster of that name is labelled with another UUID).
 	Cluster(ctx context.Context, c ClusterRef) (RancherCluster, error)

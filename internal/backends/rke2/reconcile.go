@@ -23,13 +23,14 @@ type cluster struct {
 	spec    *ClusterSpec
 	rc      RancherCluster
 	net     NetworkInfo
-	vaultOK bool // Vault objects ensured during this call
+	vaultOK bool            // Vault objects ensured during this call
+	whole   map[string]bool // nodes found whole during this call (shape.go)
 	log     *zap.Logger
 }
 
 // reconcile brings the cluster towards spec: Rancher cluster, network, then planning passes.
 func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec) (backends.Info, error) {
-	c := &cluster{ref: ClusterRef{UUID: uuid, Name: spec.Name}, spec: spec,
+	c := &cluster{ref: ClusterRef{UUID: uuid, Name: spec.Name}, spec: spec, whole: map[string]bool{},
 		log: backends.Log(backends.ForResource(ctx, uuid), b.d.Log).With(zap.String("cluster", spec.Name), zap.String("resource", uuid))}
 	info := backends.Info{BackendID: spec.Name}
 	var err error
@@ -130,6 +131,9 @@ func (b *Backend) observe(ctx context.Context, c *cluster) (Observed, []ServerVi
 		return Observed{}, nil, nil, failure.Errorf("cluster %s: inventory on its servers is broken, planning stopped: %v", c.ref.Name, err)
 	}
 	b.markUnregistered(c, obs.Nodes, servers)
+	if err := b.checkShapes(ctx, c, obs.Nodes, servers); err != nil {
+		return Observed{}, nil, nil, err
+	}
 	return obs, servers, rnodes, nil
 }
 
@@ -179,6 +183,7 @@ func (b *Backend) finish(ctx context.Context, c *cluster, info backends.Info) (b
 // provisionSpec is what Rancher is asked to create.
 func (b *Backend) provisionSpec() ProvisionSpec {
 	return ProvisionSpec{K8sVersion: b.s.K8sVersion, CNI: "cilium", DataDir: StorageMountPoint,
+		ClusterCIDR: b.s.ClusterCIDR, ServiceCIDR: b.s.ServiceCIDR,
 		RegistryURL: b.s.PrivateRegistryURL, RegistryUser: b.s.PrivateRegistryUser, RegistryPassword: b.s.PrivateRegistryPassword,
 		Imported: b.s.Bootstrap == BootstrapRKE2}
 }

@@ -84,8 +84,9 @@ type Settings struct {
 	// OpenStack is the cloud the VMs live in (settings_openstack.go).
 	OpenStack   OpenStackSettings `mapstructure:"openstack"`
 	Timeouts    `mapstructure:",squash"`
-	vaultSource            // which Vault (settings_vault.go)
-	cloudInit   *CloudInit // parsed template (default or the file's)
+	Network     `mapstructure:",squash"` // cluster_cidr, service_cidr (settings_network.go)
+	vaultSource                          // which Vault (settings_vault.go)
+	cloudInit   *CloudInit               // parsed template (default or the file's)
 	flavorsRe   *regexp.Regexp
 }
 
@@ -192,11 +193,13 @@ func (s *Settings) applyDefaults() {
 	s.RoleRequirements = req
 	s.OpenStack.applyDefaults()
 	s.Timeouts.applyDefaults()
+	s.Network.applyDefaults()
 }
 
 // validate reports the first problem of each part of the settings, all at once.
 func (s *Settings) validate() error {
-	return errors.Join(s.validateCore(), s.validateVolumes(), s.OpenStack.validate(), s.Timeouts.validate(), s.validateIntegrations())
+	return errors.Join(s.validateCore(), s.validateVolumes(), s.OpenStack.validate(), s.Network.validate(s.OpenStack.SubnetCIDR),
+		s.Timeouts.validate(), s.validateIntegrations())
 }
 
 func (s *Settings) validateCore() error {

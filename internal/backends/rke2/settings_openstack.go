@@ -21,11 +21,17 @@ type OpenStackSettings struct {
 	// ExternalNetworkName is the router:external network the routers and floating IPs use.
 	ExternalNetworkName string `mapstructure:"external_network_name"`
 	// SubnetCIDR is every cluster network's subnet (each cluster has its own network and
-	// router, so the ranges may repeat).
-	SubnetCIDR     string        `mapstructure:"subnet_cidr"`
-	DNSNameservers []string      `mapstructure:"dns_nameservers"`
-	RequestTimeout time.Duration `mapstructure:"request_timeout"` // one HTTP attempt (default 60s)
-	Retries        *int          `mapstructure:"retries"`         // per request (default 4)
+	// router, so the ranges may repeat). It is used when a cluster's network is made: a
+	// cluster keeps the subnet it was made with whatever the setting says later.
+	SubnetCIDR string `mapstructure:"subnet_cidr"`
+	// SSHAllowedCIDRs may reach the nodes on 22/tcp (the order's ssh_public_key); none: closed.
+	SSHAllowedCIDRs []string `mapstructure:"ssh_allowed_cidrs"`
+	// APIAllowedCIDRs may reach the Kubernetes API (6443/tcp); nil: from anywhere, [] closed
+	// (the cluster's own nodes always may).
+	APIAllowedCIDRs []string      `mapstructure:"api_allowed_cidrs"`
+	DNSNameservers  []string      `mapstructure:"dns_nameservers"`
+	RequestTimeout  time.Duration `mapstructure:"request_timeout"` // one HTTP attempt (default 60s)
+	Retries         *int          `mapstructure:"retries"`         // per request (default 4)
 	// Tenant is shared (one management project for every cluster) or per_cluster.
 	Tenant string `mapstructure:"tenant"`
 	// TenantRole is the role the connection's user gets on each cluster's project (per_cluster).
@@ -45,8 +51,13 @@ const (
 func (o *OpenStackSettings) PerCluster() bool { return o.Tenant == TenantPerCluster }
 
 const (
-	osPrefix              = "backend_settings.openstack."
-	defaultClusterSubnet  = "10.42.0.0/22"
+	osPrefix = "backend_settings.openstack."
+	// defaultClusterSubnet: a /22 like the old default 10.42.0.0/22 (which lay inside RKE2's
+	// pod network), outside RKE2's pod and service networks (10.42.0.0/16, 10.43.0.0/16) and
+	// the usual alternatives (kubeadm's services 10.96.0.0/12, flannel's pods 10.244.0.0/16),
+	// and away from 172.16.0.0/12 and 192.168.0.0/16 (Docker bridges, DevStack's public
+	// network, Calico's default pool); docs/rke2.md.
+	defaultClusterSubnet  = "10.200.0.0/22"
 	defaultOSRetries      = 4
 	defaultOSRequestLimit = 60 * time.Second
 )
@@ -69,6 +80,9 @@ func (o *OpenStackSettings) applyDefaults() {
 		n := defaultOSRetries
 		o.Retries = &n
 	}
+	if o.APIAllowedCIDRs == nil {
+		o.APIAllowedCIDRs = []string{"0.0.0.0/0"}
+	}
 }
 
 func (o *OpenStackSettings) validate() error {
@@ -85,6 +99,12 @@ func (o *OpenStackSettings) validate() error {
 	if err != nil || !p.Addr().Is4() || p.Bits() > 28 || p.Masked() != p {
 		return fmt.Errorf("%ssubnet_cidr: want an IPv4 network such as %s (at most /28), got %q", osPrefix, defaultClusterSubnet, o.SubnetCIDR)
 	}
+	if err := checkCIDRs(osPrefix+"ssh_allowed_cidrs", o.SSHAllowedCIDRs); err != nil {
+		return err
+	}
+	if err := checkCIDRs(osPrefix+"api_allowed_cidrs", o.APIAllowedCIDRs); err != nil {
+		return err
+	}
 	for i, ns := range o.DNSNameservers {
 		if _, err := netip.ParseAddr(ns); err != nil {
 			return fmt.Errorf("%sdns_nameservers[%d]: not an IP address: %q", osPrefix, i, ns)
@@ -98,6 +118,23 @@ func (o *OpenStackSettings) validate() error {
 	}
 	if _, err := o.CertPool(osPrefix); err != nil {
 		return err
+	}
+	return nil
+}
+
+// checkCIDRs accepts masked IPv4 or IPv6 networks, each once: the security group's rules are
+// compared with them as Neutron shows them back, so 10.0.0.1/24 is refused for 10.0.0.0/24.
+func checkCIDRs(key string, list []string) error {
+	seen := map[netip.Prefix]bool{}
+	for i, v := range list {
+		p, err := netip.ParsePrefix(v)
+		if err != nil || p.Masked() != p {
+			return fmt.Errorf("%s[%d]: want a network such as 192.0.2.0/24, got %q", key, i, v)
+		}
+		if seen[p] {
+			return fmt.Errorf("%s[%d]: %s is listed twice", key, i, v)
+		}
+		seen[p] = true
 	}
 	return nil
 }

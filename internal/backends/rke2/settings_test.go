@@ -78,7 +78,7 @@ func TestDecodeSettingsDefaults(t *testing.T) {
 	if s.CloudInit() == nil {
 		t.Error("no cloud-init template")
 	}
-	if o := s.OpenStack; o.SubnetCIDR != "10.42.0.0/22" || o.Interface != "public" || o.UserDomainName != "Default" ||
+	if o := s.OpenStack; o.SubnetCIDR != "10.200.0.0/22" || o.Interface != "public" || o.UserDomainName != "Default" ||
 		*o.Retries != 4 || !*o.VerifySSL || o.ProjectName != "k8s-clusters" || o.Tenant != "shared" || o.TenantRole != "admin" || o.ForceDestroy {
 		t.Errorf("openstack defaults not applied: %+v", o)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"sort"
+	"strings"
 
 	"github.com/waldur/site-agent/internal/failure"
 )
@@ -19,6 +21,7 @@ type ProvisioningCluster struct {
 	Metadata struct {
 		Name              string            `json:"name"`
 		Labels            map[string]string `json:"labels"`
+		Annotations       map[string]string `json:"annotations"`
 		DeletionTimestamp string            `json:"deletionTimestamp,omitempty"`
 	} `json:"metadata"`
 	Status struct {
@@ -40,15 +43,43 @@ func (c *Client) ProvisioningCluster(ctx context.Context, name string) (Provisio
 	return p, err
 }
 
+// Meta are the labels and annotations of an object the client makes.
+type Meta struct {
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// ProvisioningClusters lists the provisioning clusters whose labels carry every key and value
+// of labels (a Kubernetes equality selector; nil: all).
+func (c *Client) ProvisioningClusters(ctx context.Context, labels map[string]string) ([]ProvisioningCluster, error) {
+	reqs := make([]string, 0, len(labels))
+	for k, v := range labels {
+		reqs = append(reqs, k+"="+v)
+	}
+	sort.Strings(reqs)
+	q := url.Values{}
+	if len(reqs) > 0 {
+		q.Set("labelSelector", strings.Join(reqs, ","))
+	}
+	var list struct {
+		Data []ProvisioningCluster `json:"data"`
+	}
+	err := c.do(ctx, http.MethodGet, provPath, q, nil, &list)
+	return list.Data, err
+}
+
 // EnsureProvisioningCluster returns the provisioning cluster called name, creating it with
-// labels and spec when there is none. Names are the client's: a create whose answer was lost
+// meta and spec when there is none. Names are the client's: a create whose answer was lost
 // answers 409 when repeated, and the cluster is read instead. It does not check whose cluster
-// it found.
-func (c *Client) EnsureProvisioningCluster(ctx context.Context, name string, labels map[string]string, spec map[string]any) (ProvisioningCluster, error) {
+// it found, nor change the spec of one that exists.
+func (c *Client) EnsureProvisioningCluster(ctx context.Context, name string, meta Meta, spec map[string]any) (ProvisioningCluster, error) {
 	p, err := c.ProvisioningCluster(ctx, name)
 	if errors.Is(err, failure.ErrNotFound) {
-		body := map[string]any{"type": "provisioning.cattle.io.cluster",
-			"metadata": map[string]any{"name": name, "namespace": "fleet-default", "labels": labels}, "spec": spec}
+		md := map[string]any{"name": name, "namespace": "fleet-default", "labels": meta.Labels}
+		if len(meta.Annotations) > 0 {
+			md["annotations"] = meta.Annotations
+		}
+		body := map[string]any{"type": "provisioning.cattle.io.cluster", "metadata": md, "spec": spec}
 		err = c.do(ctx, http.MethodPost, provPath, nil, body, &p)
 		if isConflict(err) {
 			p, err = c.ProvisioningCluster(ctx, name)

@@ -33,11 +33,11 @@ func TestProvisioningLifecycle(t *testing.T) {
 	ctx := ctxT(t)
 	labels := map[string]string{"rke2.site-agent.waldur.com/cluster": "u1"}
 	spec := map[string]any{"kubernetesVersion": "v1.31.7+rke2r1", "rkeConfig": map[string]any{}}
-	p, err := w.c.EnsureProvisioningCluster(ctx, "prod", labels, spec)
+	p, err := w.c.EnsureProvisioningCluster(ctx, "prod", Meta{Labels: labels}, spec)
 	if err != nil || p.Metadata.Name != "prod" || p.Status.ClusterName == "" || p.Metadata.Labels["rke2.site-agent.waldur.com/cluster"] != "u1" {
 		t.Fatalf("ensure: %+v %v", p, err)
 	}
-	again, err := w.c.EnsureProvisioningCluster(ctx, "prod", nil, spec)
+	again, err := w.c.EnsureProvisioningCluster(ctx, "prod", Meta{}, spec)
 	if err != nil || again.Status.ClusterName != p.Status.ClusterName || w.sim.Calls()["prov.create"] != 1 {
 		t.Fatalf("second ensure: %+v %v (calls %v)", again, err, w.sim.Calls())
 	}
@@ -129,12 +129,12 @@ func TestProvisioningCreateAnswerLost(t *testing.T) {
 	ctx := ctxT(t)
 	w.sim.FailNext("prov.create", 1, ranchersim.FaultLoseResponse)
 	spec := map[string]any{"kubernetesVersion": "v1.31.7+rke2r1"}
-	_, err := w.c.EnsureProvisioningCluster(ctx, "lost", nil, spec)
+	_, err := w.c.EnsureProvisioningCluster(ctx, "lost", Meta{}, spec)
 	if !failure.IsTransient(err) {
 		t.Fatalf("lost answer: %v", err)
 	}
 	w.sim.ResetCalls()
-	p, err := w.c.EnsureProvisioningCluster(ctx, "lost", nil, spec)
+	p, err := w.c.EnsureProvisioningCluster(ctx, "lost", Meta{}, spec)
 	if err != nil || p.Metadata.Name != "lost" || w.sim.Calls()["prov.create"] != 0 {
 		t.Fatalf("after a lost create: %+v %v (calls %v)", p, err, w.sim.Calls())
 	}

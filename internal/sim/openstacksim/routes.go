@@ -103,6 +103,7 @@ func (s *Server) neutronRoutes(add func(service, method, prefix, path string, qu
 	add("neutron", "POST", nt, "/v2.0/security-groups", nil, (*call).createGroup)
 	add("neutron", "DELETE", nt, "/v2.0/security-groups/{id}", nil, (*call).deleteGroup)
 	add("neutron", "POST", nt, "/v2.0/security-group-rules", nil, (*call).createRule)
+	add("neutron", "DELETE", nt, "/v2.0/security-group-rules/{id}", nil, (*call).deleteRule)
 	add("neutron", "GET", nt, "/v2.0/floatingips", []string{"project_id", "floating_network_id", "port_id", "description"}, (*call).listFloatingIPs)
 	add("neutron", "POST", nt, "/v2.0/floatingips", nil, (*call).createFloatingIP)
 	add("neutron", "DELETE", nt, "/v2.0/floatingips/{id}", nil, (*call).deleteFloatingIP)

@@ -152,6 +152,18 @@ func (c *call) createRule() {
 	c.reply(http.StatusCreated, map[string]any{"security_group_rule": r.render()})
 }
 
+// deleteRule removes one rule (Neutron: 204, or 404 "Security group rule <id> does not exist").
+func (c *call) deleteRule() {
+	st := c.s.st
+	r := st.rules[c.param(0)]
+	if r == nil || r.ProjectID != c.tok.projectID && !c.tok.admin {
+		c.fail(http.StatusNotFound, "Security group rule "+c.param(0)+" does not exist")
+		return
+	}
+	delete(st.rules, r.ID)
+	c.noContent(http.StatusNoContent)
+}
+
 func (r *secRule) validate() string {
 	if r.Direction != "ingress" && r.Direction != "egress" {
 		return fmt.Sprintf("Invalid input for direction. Reason: %q is not in [ingress, egress].", r.Direction)

@@ -12,6 +12,8 @@
 //   - /v3/clusters/<id>/namespaces: read and written through to the Kubernetes API server;
 //   - /k8s/clusters/<id>/…: a reverse proxy to the Kubernetes API server, authenticated with
 //     the Rancher token and forwarded with the server's admin token, 404 for unknown clusters;
+//   - fleet-default's secrets through the v1 API, the Steve way (secrets.go), and what Rancher's
+//     planner does with the registry secrets a provisioning cluster names (rkeconfig.go);
 //   - the v1 provisioning API and v3 nodes of RKE2 clusters (provisioning.go, nodes.go), with
 //     simulator-only stand-ins for what runs on the nodes: the system agent's registration
 //     (RegisterEndpoint, clusters with an rkeConfig) and an imported cluster's agent reporting

@@ -1,6 +1,9 @@
 package ranchersim
 
-import "sort"
+import (
+	"encoding/json"
+	"sort"
+)
 
 // ProvisionedClusters lists the v1 provisioning clusters by name (those being deleted too).
 func (s *Server) ProvisionedClusters() []string {
@@ -28,7 +31,7 @@ func (s *Server) Nodes() []NodeInfo {
 	s.expireLocked()
 	out := make([]NodeInfo, 0, len(s.nodes))
 	for _, n := range s.nodes {
-		st, _ := n.state(s.opts, s.hung[n.name])
+		st, _ := s.nodeStateLocked(n)
 		out = append(out, NodeInfo{ID: n.id, ClusterID: n.clusterID, Name: n.name, State: st, Labels: clonedMap(n.labels)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -53,4 +56,24 @@ func clonedMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// ProvInfo is a v1 provisioning cluster as a test sees it.
+type ProvInfo struct {
+	Labels, Annotations map[string]string
+	Spec                map[string]any // a deep copy
+}
+
+// ProvisionedCluster is the provisioning cluster called name.
+func (s *Server) ProvisionedCluster(name string) (ProvInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pc := s.prov[name]
+	if pc == nil {
+		return ProvInfo{}, false
+	}
+	raw, _ := json.Marshal(pc.spec)
+	var spec map[string]any
+	_ = json.Unmarshal(raw, &spec)
+	return ProvInfo{Labels: clonedMap(pc.labels), Annotations: clonedMap(pc.notes), Spec: spec}, true
 }

@@ -65,9 +65,19 @@ func (n *simNode) state(o Options, hung bool) (string, bool) {
 	return "active", false
 }
 
+// nodeStateLocked is the node's state as Rancher shows it: a machine of a cluster whose plan
+// cannot be rendered never gets one and stays "registering" (rkeconfig.go; s.mu held).
+func (s *Server) nodeStateLocked(n *simNode) (string, bool) {
+	state, drained := n.state(s.opts, s.hung[n.name])
+	if state == "active" && !n.fromAgent && s.planBlockedLocked(n.clusterID) != "" {
+		return "registering", false
+	}
+	return state, drained
+}
+
 func (s *Server) renderNode(base string, n *simNode) map[string]any {
 	self := base + "/v3/nodes/" + n.id
-	state, drained := n.state(s.opts, s.hung[n.name])
+	state, drained := s.nodeStateLocked(n)
 	cond := "False"
 	if drained {
 		cond = "True"

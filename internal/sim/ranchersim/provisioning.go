@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -12,7 +13,7 @@ import (
 // uses it:
 //
 //   - /v1/provisioning.cattle.io.clusters/fleet-default lists and creates clusters; a body
-//     names metadata.name (a DNS label), metadata.labels and spec (kubernetesVersion required;
+//     names metadata.name (a DNS label), metadata.labels, metadata.annotations and spec (kubernetesVersion required;
 //     rkeConfig, localClusterAuthEndpoint, agentEnvVars, defaultPodSecurityAdmissionConfiguration-
 //     TemplateName accepted); other spec keys or metadata.namespace ≠ fleet-default are 422;
 //   - on create the management cluster c-m-<8> appears (status.clusterName), in state
@@ -26,6 +27,7 @@ import (
 type provCluster struct {
 	name      string
 	labels    map[string]string
+	notes     map[string]string // metadata.annotations
 	spec      map[string]any
 	rv        int
 	created   time.Time
@@ -43,6 +45,9 @@ var (
 
 // v1Routes maps the path below /v1 to its operations (nil: unknown path).
 func (s *Server) v1Routes(p []string) map[string]route {
+	if len(p) > 0 && p[0] == "secrets" {
+		return s.secretRoutes(p[1:])
+	}
 	if len(p) < 2 || p[0] != "provisioning.cattle.io.clusters" || p[1] != fleetNS {
 		return nil
 	}
@@ -71,12 +76,21 @@ func (s *Server) expireLocked() {
 	}
 }
 
+// listProv lists the clusters; ?labelSelector= (equality requirements, "k=v,k2=v2", as Steve
+// hands it to the Kubernetes API) keeps those whose labels match.
 func (s *Server) listProv(w http.ResponseWriter, r *http.Request) {
+	sel, ok := parseSelector(r.URL.Query().Get("labelSelector"))
+	if !ok {
+		writeStatus(w, http.StatusBadRequest, "BadRequest", "unable to parse requirement: "+r.URL.Query().Get("labelSelector"))
+		return
+	}
 	s.mu.Lock()
 	s.expireLocked()
 	names := make([]string, 0, len(s.prov))
-	for n := range s.prov {
-		names = append(names, n)
+	for n, pc := range s.prov {
+		if labelsMatch(pc.labels, sel) {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	items := make([]map[string]any, 0, len(names))
@@ -99,17 +113,25 @@ func (s *Server) getProv(w http.ResponseWriter, _ *http.Request, name string) {
 	writeJSON(w, http.StatusOK, s.renderProv(pc))
 }
 
+// provBody is a decoded create or update body.
+type provBody struct {
+	name          string
+	labels, notes map[string]string
+	spec          map[string]any
+	rv            string
+}
+
 // decodeProv checks a create or update body; it answers the error itself.
-func (s *Server) decodeProv(w http.ResponseWriter, r *http.Request) (name string, labels map[string]string, spec map[string]any, rv string, ok bool) {
+func (s *Server) decodeProv(w http.ResponseWriter, r *http.Request) (provBody, bool) {
 	body, ok := decodeBody(w, r)
 	if !ok {
-		return "", nil, nil, "", false
+		return provBody{}, false
 	}
 	meta, _ := body["metadata"].(map[string]any)
-	spec, _ = body["spec"].(map[string]any)
-	bad := func(msg string) (string, map[string]string, map[string]any, string, bool) {
+	spec, _ := body["spec"].(map[string]any)
+	bad := func(msg string) (provBody, bool) {
 		writeStatus(w, http.StatusUnprocessableEntity, "Invalid", msg)
-		return "", nil, nil, "", false
+		return provBody{}, false
 	}
 	if meta == nil || spec == nil {
 		return bad("metadata and spec are required")
@@ -127,32 +149,37 @@ func (s *Server) decodeProv(w http.ResponseWriter, r *http.Request) (name string
 	if ns, _ := meta["namespace"].(string); ns != "" && ns != fleetNS {
 		return bad("metadata.namespace: clusters are created in " + fleetNS)
 	}
-	name, _ = meta["name"].(string)
-	if !dnsLabel.MatchString(name) {
-		return bad("metadata.name: " + strconv.Quote(name) + " is not a DNS label")
+	pb := provBody{spec: spec, labels: map[string]string{}, notes: map[string]string{}}
+	pb.name, _ = meta["name"].(string)
+	if !dnsLabel.MatchString(pb.name) {
+		return bad("metadata.name: " + strconv.Quote(pb.name) + " is not a DNS label")
 	}
 	if v, _ := spec["kubernetesVersion"].(string); v == "" {
 		return bad("spec.kubernetesVersion: Required value")
 	}
-	labels = map[string]string{}
-	if lm, ok := meta["labels"].(map[string]any); ok {
-		for k, v := range lm {
+	for field, into := range map[string]map[string]string{"labels": pb.labels, "annotations": pb.notes} {
+		m, _ := meta[field].(map[string]any)
+		for k, v := range m {
 			str, isStr := v.(string)
 			if !isStr {
-				return bad("metadata.labels." + k + ": must be a string")
+				return bad("metadata." + field + "." + k + ": must be a string")
 			}
-			labels[k] = str
+			into[k] = str
 		}
 	}
-	rv, _ = meta["resourceVersion"].(string)
-	return name, labels, spec, rv, true
+	if msg := checkRKEConfig(spec); msg != "" {
+		return bad(msg)
+	}
+	pb.rv, _ = meta["resourceVersion"].(string)
+	return pb, true
 }
 
 func (s *Server) createProv(w http.ResponseWriter, r *http.Request) {
-	name, labels, spec, _, ok := s.decodeProv(w, r)
+	pb, ok := s.decodeProv(w, r)
 	if !ok {
 		return
 	}
+	name := pb.name
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked()
@@ -163,13 +190,13 @@ func (s *Server) createProv(w http.ResponseWriter, r *http.Request) {
 	id := s.st.newName("c-m-", func(n string) bool { return s.st.clusters[n] != nil })
 	id += s.st.newName("", func(string) bool { return false })[:3]
 	s.st.clusters[id] = &Cluster{ID: id, Name: name, State: "provisioning", imp: &imported{created: time.Now()}}
-	pc := &provCluster{name: name, labels: labels, spec: spec, rv: 1, created: time.Now(), managedID: id}
+	pc := &provCluster{name: name, labels: pb.labels, notes: pb.notes, spec: pb.spec, rv: 1, created: time.Now(), managedID: id}
 	s.prov[name] = pc
 	writeJSON(w, http.StatusCreated, s.renderProv(pc))
 }
 
 func (s *Server) updateProv(w http.ResponseWriter, r *http.Request, name string) {
-	got, labels, spec, rv, ok := s.decodeProv(w, r)
+	pb, ok := s.decodeProv(w, r)
 	if !ok {
 		return
 	}
@@ -180,12 +207,12 @@ func (s *Server) updateProv(w http.ResponseWriter, r *http.Request, name string)
 	switch {
 	case pc == nil:
 		writeStatus(w, http.StatusNotFound, "NotFound", `clusters.provisioning.cattle.io "`+name+`" not found`)
-	case got != name:
+	case pb.name != name:
 		writeStatus(w, http.StatusBadRequest, "BadRequest", "the name of the object does not match the name on the URL")
-	case rv != strconv.Itoa(pc.rv):
+	case pb.rv != strconv.Itoa(pc.rv):
 		writeStatus(w, http.StatusConflict, "Conflict", `Operation cannot be fulfilled on clusters.provisioning.cattle.io "`+name+`": the object has been modified`)
 	default:
-		pc.labels, pc.spec = labels, spec
+		pc.labels, pc.notes, pc.spec = pb.labels, pb.notes, pb.spec
 		pc.rv++
 		writeJSON(w, http.StatusOK, s.renderProv(pc))
 	}
@@ -209,7 +236,7 @@ func (s *Server) deleteProv(w http.ResponseWriter, _ *http.Request, name string)
 
 // renderProv is the object as Steve shows it (s.mu held).
 func (s *Server) renderProv(pc *provCluster) map[string]any {
-	meta := map[string]any{"name": pc.name, "namespace": fleetNS, "labels": nonNil(pc.labels),
+	meta := map[string]any{"name": pc.name, "namespace": fleetNS, "labels": nonNil(pc.labels), "annotations": nonNil(pc.notes),
 		"resourceVersion": strconv.Itoa(pc.rv), "creationTimestamp": pc.created.UTC().Format(time.RFC3339),
 		"uid": uuidOf("prov:" + pc.name)}
 	if !pc.deleteAt.IsZero() {
@@ -219,12 +246,43 @@ func (s *Server) renderProv(pc *provCluster) map[string]any {
 	if c := s.st.clusters[pc.managedID]; c != nil {
 		ready = c.State == "active"
 	}
+	status := map[string]any{"clusterName": pc.managedID, "ready": ready}
+	if msg := s.planBlockedLocked(pc.managedID); msg != "" {
+		status["ready"] = false
+		status["conditions"] = []map[string]any{{"type": "Provisioned", "status": "False", "reason": "Error", "message": msg}}
+	}
 	return map[string]any{"id": fleetNS + "/" + pc.name, "type": "provisioning.cattle.io.cluster",
-		"apiVersion": "provisioning.cattle.io/v1", "kind": "Cluster", "metadata": meta, "spec": pc.spec,
-		"status": map[string]any{"clusterName": pc.managedID, "ready": ready}}
+		"apiVersion": "provisioning.cattle.io/v1", "kind": "Cluster", "metadata": meta, "spec": pc.spec, "status": status}
 }
 
 // writeStatus answers like the Kubernetes API behind Steve: a metav1.Status document.
 func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
 	writeJSON(w, code, map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": msg, "reason": reason, "code": code})
+}
+
+// parseSelector reads equality requirements (k=v or k==v, comma-separated); set-based and
+// inequality forms are beyond what the simulator models and are refused.
+func parseSelector(v string) (map[string]string, bool) {
+	out := map[string]string{}
+	if v == "" {
+		return out, true
+	}
+	for _, req := range strings.Split(v, ",") {
+		k, val, found := strings.Cut(req, "=")
+		val = strings.TrimPrefix(val, "=")
+		if !found || k == "" || strings.ContainsAny(k, "!() ") || strings.ContainsAny(val, "!() ") {
+			return nil, false
+		}
+		out[k] = val
+	}
+	return out, true
+}
+
+func labelsMatch(labels, sel map[string]string) bool {
+	for k, v := range sel {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }

@@ -178,6 +178,21 @@ func (s *Server) SetResourceFlags(id string, paused, downscaled, restrict bool) 
 	}
 }
 
+// ForgetBackend empties a resource's backend id and backend metadata and renames it, as if the
+// agent that made its backend object had never reported it (and a user renamed the resource
+// since); name "" keeps the name.
+func (s *Server) ForgetBackend(id, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.st.resources.get(s.st.mustRef("resource", id, &s.st.resources))
+	if ok {
+		r.BackendID, r.BackendMetadata, r.Modified = "", nil, s.now()
+		if name != "" {
+			r.Name = name
+		}
+	}
+}
+
 // SetAccountState changes the state of a service or course account (OK, Closed, Erred), as
 // Waldur does when a project manager closes one; an event tells the offerings.
 func (s *Server) SetAccountState(id, state string) {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/secret"
 )
 
 // rancherPort is rke2.Rancher on the shared Rancher client. What it adds is the rke2 backend's
@@ -26,7 +29,8 @@ func view(p rancherapi.ProvisioningCluster) rke2.RancherCluster {
 	if p.Metadata.DeletionTimestamp != "" {
 		state = "removing"
 	}
-	return rke2.RancherCluster{Name: p.Metadata.Name, ManagementID: p.Status.ClusterName, State: state}
+	return rke2.RancherCluster{Name: p.Metadata.Name, ManagementID: p.Status.ClusterName, State: state,
+		ClusterCIDR: p.Metadata.Annotations[rke2.AnnotationClusterCIDR], ServiceCIDR: p.Metadata.Annotations[rke2.AnnotationServiceCIDR]}
 }
 
 // Cluster implements rke2.Rancher.
@@ -41,6 +45,27 @@ func (r rancherPort) Cluster(ctx context.Context, ref rke2.ClusterRef) (rke2.Ran
 	return view(p), nil
 }
 
+// ClusterOf implements rke2.Rancher.
+func (r rancherPort) ClusterOf(ctx context.Context, uuid string) (string, error) {
+	list, err := r.c.ProvisioningClusters(ctx, map[string]string{rke2.LabelCluster: uuid})
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(list))
+	for _, p := range list {
+		if p.Metadata.DeletionTimestamp == "" {
+			names = append(names, p.Metadata.Name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "", nil
+	case 1:
+		return names[0], nil
+	}
+	return "", failure.Errorf("rancher: clusters %s are all labelled for resource %s; keep one", strings.Join(names, ", "), uuid)
+}
+
 // ClusterOwner implements rke2.ClusterNames: the resource UUID the provisioning cluster of that
 // name is labelled with ("" when site-agent did not make it), failure.ErrNotFound when there
 // is none.
@@ -52,9 +77,22 @@ func (r rancherPort) ClusterOwner(ctx context.Context, name string) (string, err
 	return p.Metadata.Labels[rke2.LabelCluster], nil
 }
 
-// EnsureCluster implements rke2.Rancher.
+// EnsureCluster implements rke2.Rancher: a cluster that is not there is made, after the
+// registry secret it names; one that is there is taken as it is (its networks cannot change).
 func (r rancherPort) EnsureCluster(ctx context.Context, ref rke2.ClusterRef, spec rke2.ProvisionSpec) (rke2.RancherCluster, error) {
-	p, err := r.c.EnsureProvisioningCluster(ctx, ref.Name, map[string]string{rke2.LabelCluster: ref.UUID}, provSpec(spec))
+	p, err := r.c.ProvisioningCluster(ctx, ref.Name)
+	if errors.Is(err, failure.ErrNotFound) {
+		if err = r.EnsureRegistrySecret(ctx, ref, spec); err != nil {
+			return rke2.RancherCluster{}, fmt.Errorf("registry secret: %w", err)
+		}
+		meta := rancherapi.Meta{Labels: map[string]string{rke2.LabelCluster: ref.UUID}, Annotations: map[string]string{}}
+		for k, v := range map[string]string{rke2.AnnotationClusterCIDR: spec.ClusterCIDR, rke2.AnnotationServiceCIDR: spec.ServiceCIDR} {
+			if v != "" {
+				meta.Annotations[k] = v
+			}
+		}
+		p, err = r.c.EnsureProvisioningCluster(ctx, ref.Name, meta, provSpec(ref, spec))
+	}
 	if err != nil {
 		return rke2.RancherCluster{}, err
 	}
@@ -67,34 +105,73 @@ func (r rancherPort) EnsureCluster(ctx context.Context, ref rke2.ClusterRef, spe
 	return view(p), nil
 }
 
-// provSpec is the spec of the cluster to create: an RKE2 custom cluster (the CNI, the data
-// directories on the nodes' data volume, the private registry), or an imported one (no
-// rkeConfig).
-func provSpec(spec rke2.ProvisionSpec) map[string]any {
+// provSpec is the spec of the cluster to create: an RKE2 custom cluster (the CNI and networks,
+// the data directories on the nodes' data volume, the private registry), or an imported one
+// (no rkeConfig). machineGlobalConfig is every node's RKE2 configuration, each key kept for the
+// roles that take it (rancher v2.12 pkg/capr/planner/config.go addUserConfig, filter.go);
+// system-default-registry there is also where Rancher pulls the cluster agent from, with the
+// credentials of registries.configs[<that host>] (pkg/provisioningv2/image/resolve.go).
+func provSpec(ref rke2.ClusterRef, spec rke2.ProvisionSpec) map[string]any {
 	s := map[string]any{"kubernetesVersion": spec.K8sVersion}
-	if !spec.Imported {
-		global := map[string]any{"cni": spec.CNI}
-		rke := map[string]any{"machineGlobalConfig": global,
-			"dataDirectories": map[string]any{"systemAgent": spec.DataDir + "/agent", "provisioning": spec.DataDir + "/provisioning", "k8sDistro": spec.DataDir + "/rke2"}}
-		if spec.RegistryURL != "" {
-			rke["registries"] = map[string]any{"mirrors": map[string]any{"docker.io": map[string]any{"endpoint": []string{spec.RegistryURL}}}}
-		}
-		s["rkeConfig"] = rke
+	if spec.Imported {
+		return s
 	}
+	global := map[string]any{"cni": spec.CNI}
+	for k, v := range map[string]string{"cluster-cidr": spec.ClusterCIDR, "service-cidr": spec.ServiceCIDR} {
+		if v != "" {
+			global[k] = v
+		}
+	}
+	rke := map[string]any{"machineGlobalConfig": global,
+		"dataDirectories": map[string]any{"systemAgent": spec.DataDir + "/agent", "provisioning": spec.DataDir + "/provisioning", "k8sDistro": spec.DataDir + "/rke2"}}
+	if spec.RegistryURL != "" {
+		host := registryHost(spec.RegistryURL)
+		global["system-default-registry"] = host
+		regs := map[string]any{"mirrors": map[string]any{"docker.io": map[string]any{"endpoint": []string{spec.RegistryURL}}}}
+		if spec.RegistryUser != "" {
+			regs["configs"] = map[string]any{host: map[string]any{"authConfigSecretName": rke2.RegistrySecretName(ref.UUID)}}
+		}
+		rke["registries"] = regs
+	}
+	s["rkeConfig"] = rke
 	return s
 }
 
-// DeleteCluster implements rke2.Rancher: failure.ErrNotReady until Rancher has removed it.
+// registryHost is the registry's host[:port], as system-default-registry and the registries
+// configs key want it.
+func registryHost(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
+}
+
+// fleetDefault is the namespace of provisioning clusters and the secrets they name.
+const fleetDefault = "fleet-default"
+
+// EnsureRegistrySecret implements rke2.Rancher: the kubernetes.io/basic-auth secret (username,
+// password: rancher v2.12 pkg/capr/planner/registry.go renderRegistries reads those keys) in
+// fleet-default, labelled with the resource. Nothing without registry credentials or for an
+// imported cluster (bootstrap rke2 nodes read registries.yaml from Vault).
+func (r rancherPort) EnsureRegistrySecret(ctx context.Context, ref rke2.ClusterRef, spec rke2.ProvisionSpec) error {
+	if spec.Imported || spec.RegistryURL == "" || spec.RegistryUser == "" {
+		return nil
+	}
+	return r.c.EnsureSecret(ctx, rancherapi.SecretSpec{Namespace: fleetDefault, Name: rke2.RegistrySecretName(ref.UUID),
+		Type: "kubernetes.io/basic-auth", Labels: map[string]string{rke2.LabelCluster: ref.UUID},
+		Data: map[string]secret.Secret{"username": secret.New(spec.RegistryUser), "password": spec.RegistryPassword}})
+}
+
+// DeleteCluster implements rke2.Rancher: failure.ErrNotReady until Rancher has removed it;
+// then the cluster's registry secret goes (an absent one is success).
 func (r rancherPort) DeleteCluster(ctx context.Context, ref rke2.ClusterRef) error {
 	p, err := r.c.ProvisioningCluster(ctx, ref.Name)
-	if errors.Is(err, failure.ErrNotFound) {
-		return nil
+	// gone, or a cluster of that name that is not ours: ours is gone
+	if errors.Is(err, failure.ErrNotFound) || err == nil && p.Metadata.Labels[rke2.LabelCluster] != ref.UUID {
+		return r.c.DeleteSecret(ctx, fleetDefault, rke2.RegistrySecretName(ref.UUID))
 	}
 	if err != nil {
 		return err
-	}
-	if p.Metadata.Labels[rke2.LabelCluster] != ref.UUID {
-		return nil // a cluster of that name that is not ours: ours is gone
 	}
 	if p.Metadata.DeletionTimestamp == "" {
 		if err := r.c.DeleteProvisioningCluster(ctx, ref.Name); err != nil {

@@ -21,8 +21,11 @@
 // A node boots from a volume made from the image (boot index 0) with one blank volume per
 // data volume, all deleted with the server; on a port made beforehand in the cluster network
 // (carrying the cluster's and the order's security groups), with the inventory as metadata
-// and tags (compute microversion 2.52) and the cloud-init as user data. CreateServer adopts a
-// live server of the same name and tag instead of booting a second one.
+// and tags (compute microversion 2.52; site-agent:rke2-volumes records how many volumes) and
+// the cloud-init as user data. CreateServer adopts a live server of the same name and tag
+// instead of booting a second one; RepairNode confirms a port Nova's listing does not show and
+// makes a missing floating IP on the node's port (secgroup.go: the group's rules follow the
+// settings on every pass).
 //
 // What real Nova does (real_test.go runs against it, scripts/openstack/up.sh --compute): the
 // pre-made port is bound to the server only when the compute host builds it, so the floating

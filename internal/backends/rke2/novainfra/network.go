@@ -2,11 +2,8 @@ package novainfra
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 
 	"github.com/waldur/site-agent/internal/backends/rke2"
@@ -18,25 +15,6 @@ func chainName(c rke2.ClusterRef) string { return "rke2-" + c.Name + "-" + c.UUI
 
 // clusterDesc marks the ports and floating IPs of a cluster.
 func clusterDesc(c rke2.ClusterRef) string { return "rke2-cluster=" + c.UUID }
-
-// rule is one ingress rule of the cluster's group; fromGroup limits it to the group's members.
-type rule struct {
-	proto     string
-	min, max  int
-	fromGroup bool
-}
-
-// clusterRules: the Kubernetes API (6443) and web (80/443) from anywhere, ICMP, and the
-// supervisor (9345), kubelet (10250) and everything else between the cluster's nodes.
-var clusterRules = []rule{
-	{proto: "tcp", min: 6443, max: 6443},
-	{proto: "tcp", min: 80, max: 80},
-	{proto: "tcp", min: 443, max: 443},
-	{proto: "icmp"},
-	{proto: "tcp", min: 9345, max: 9345, fromGroup: true},
-	{proto: "tcp", min: 10250, max: 10250, fromGroup: true},
-	{proto: "", fromGroup: true},
-}
 
 // EnsureNetwork finds or makes the cluster's network, subnet, router (gateway on the
 // external network, interface on the subnet) and security group in the shared tenant, or in
@@ -86,60 +64,4 @@ func (in *Infra) ensureSubnet(ctx context.Context, cl *conn, networkID, name str
 		return "", osc.NeutronErr("create subnet "+name, err)
 	}
 	return sn.ID, nil
-}
-
-// findGroups lists the tenant's security groups of a name.
-func findGroups(ctx context.Context, cl *conn, name string) ([]groups.SecGroup, error) {
-	page, err := groups.List(cl.Network, groups.ListOpts{Name: name, ProjectID: cl.ProjectID}).AllPages(ctx)
-	if err != nil {
-		return nil, osc.NeutronErr("find security group "+name, err)
-	}
-	return groups.ExtractGroups(page)
-}
-
-func (in *Infra) ensureGroup(ctx context.Context, cl *conn, name string) (string, error) {
-	found, err := findGroups(ctx, cl, name)
-	if err != nil {
-		return "", err
-	}
-	var g groups.SecGroup
-	if len(found) > 0 {
-		g = found[0]
-	} else {
-		made, err := groups.Create(ctx, cl.Network, groups.CreateOpts{Name: name, ProjectID: cl.ProjectID,
-			Description: "site-agent rke2 cluster nodes"}).Extract()
-		if err != nil {
-			return "", osc.NeutronErr("create security group "+name, err)
-		}
-		g = *made
-	}
-	for _, r := range clusterRules {
-		if hasRule(g, r) {
-			continue
-		}
-		opts := rules.CreateOpts{Direction: rules.DirIngress, EtherType: rules.EtherType4, SecGroupID: g.ID,
-			Protocol: rules.RuleProtocol(r.proto), PortRangeMin: r.min, PortRangeMax: r.max, ProjectID: cl.ProjectID}
-		if r.fromGroup {
-			opts.RemoteGroupID = g.ID
-		} else {
-			opts.RemoteIPPrefix = "0.0.0.0/0"
-		}
-		_, err := rules.Create(ctx, cl.Network, opts).Extract()
-		if err != nil && !gophercloud.ResponseCodeIs(err, 409) { // 409: made by an interrupted pass
-			return "", osc.NeutronErr(fmt.Sprintf("create rule %s %d-%d in %s", r.proto, r.min, r.max, name), err)
-		}
-	}
-	return g.ID, nil
-}
-
-func hasRule(g groups.SecGroup, r rule) bool {
-	for _, h := range g.Rules {
-		if h.Direction != "ingress" || h.EtherType != "IPv4" || h.Protocol != r.proto || h.PortRangeMin != r.min || h.PortRangeMax != r.max {
-			continue
-		}
-		if r.fromGroup && h.RemoteGroupID == g.ID || !r.fromGroup && h.RemoteGroupID == "" && (h.RemoteIPPrefix == "0.0.0.0/0" || h.RemoteIPPrefix == "") {
-			return true
-		}
-	}
-	return false
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
@@ -54,16 +56,22 @@ func (cl *conn) servers(ctx context.Context, c rke2.ClusterRef) ([]servers.Serve
 	return servers.ExtractServers(page)
 }
 
-// view is a Nova server as the planner sees it; Address is its fixed IP on network.
+// view is a Nova server as the planner sees it: Address is its fixed IP on network,
+// FloatingIP a floating one there, Volumes how many volumes Nova shows attached.
 func view(s *servers.Server, network string) rke2.ServerView {
-	v := rke2.ServerView{ID: s.ID, Name: s.Name, Status: s.Status, Created: s.Created, Metadata: s.Metadata}
-	if addrs, ok := s.Addresses[network].([]any); ok {
-		for _, a := range addrs {
-			m, _ := a.(map[string]any)
-			if m["OS-EXT-IPS:type"] == "fixed" {
-				v.Address, _ = m["addr"].(string)
-				break
+	v := rke2.ServerView{ID: s.ID, Name: s.Name, Status: s.Status, Created: s.Created, Metadata: s.Metadata,
+		Volumes: len(s.AttachedVolumes)}
+	addrs, _ := s.Addresses[network].([]any)
+	for _, a := range addrs {
+		m, _ := a.(map[string]any)
+		addr, _ := m["addr"].(string)
+		switch m["OS-EXT-IPS:type"] {
+		case "fixed":
+			if v.Address == "" {
+				v.Address = addr
 			}
+		case "floating":
+			v.FloatingIP = addr
 		}
 	}
 	return v
@@ -135,8 +143,10 @@ func (in *Infra) boot(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.
 	if err != nil {
 		return "", err
 	}
+	meta := req.Inventory.Metadata()
+	meta[rke2.MetaVolumes] = strconv.Itoa(1 + len(req.Node.DataVolumes)) // the shape every pass checks
 	opts := servers.CreateOpts{Name: req.Name, FlavorRef: flavor.ID, Networks: []servers.Network{{Port: port}},
-		Metadata: req.Inventory.Metadata(), Tags: req.Inventory.Tags(),
+		Metadata: meta, Tags: req.Inventory.Tags(),
 		UserData:    []byte(base64.StdEncoding.EncodeToString(req.UserData.Bytes())),
 		BlockDevice: blockDevices(image, flavor.Disk, req.Node)}
 	var create servers.CreateOptsBuilder = opts
@@ -228,10 +238,48 @@ func (in *Infra) ensureFloatingIP(ctx context.Context, cl *conn, c rke2.ClusterR
 	}
 	_, err = floatingips.Create(ctx, cl.Network, floatingips.CreateOpts{FloatingNetworkID: cl.extNetID, PortID: port,
 		Description: fipDesc(c, node), ProjectID: cl.ProjectID}).Extract()
+	if err != nil && gophercloud.ResponseCodeIs(err, 409) { // the port has one already (made meanwhile)
+		if fips, lerr := listFIPs(ctx, cl, floatingips.ListOpts{PortID: port}); lerr == nil && len(fips) > 0 {
+			return nil
+		}
+	}
 	if err != nil {
 		return osc.NeutronErr("create floating IP for "+node, err)
 	}
+	in.log.Info("floating IP created", zap.String("cluster", c.Name), zap.String("server", node))
 	return nil
+}
+
+// RepairNode implements rke2.Infra (see there): a missing address is confirmed against the
+// server's ports in Neutron, a missing floating IP made on the node's port.
+func (in *Infra) RepairNode(ctx context.Context, c rke2.ClusterRef, ni rke2.NetworkInfo, s rke2.ServerView, floatingIP bool) (string, error) {
+	cl, err := in.clusterConn(ctx, c, true)
+	if err != nil {
+		return "", err
+	}
+	if s.Address == "" {
+		ps, err := serverPorts(ctx, cl, s.ID)
+		if err != nil {
+			return "", err
+		}
+		if !onNetwork(ps, ni.NetworkID) {
+			return "has no port on the cluster network", nil
+		}
+	}
+	if floatingIP {
+		return "", in.ensureFloatingIP(ctx, cl, c, ni, s.Name, s.ID)
+	}
+	return "", nil
+}
+
+// onNetwork: one of the ports has an address on the network.
+func onNetwork(ps []ports.Port, networkID string) bool {
+	for _, p := range ps {
+		if p.NetworkID == networkID && len(p.FixedIPs) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // nodePort is the port of the node's server: bound to it, else the node's unbound port in
