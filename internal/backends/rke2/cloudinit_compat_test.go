@@ -65,7 +65,9 @@ func TestRendererMatchesTextTemplate(t *testing.T) {
 	more.Disks = append(more.Disks, Disk{Device: "/dev/sdc", Filesystem: "xfs", MountPoint: "/data"})
 	none := configs[2]
 	none.Labels, none.Disks = nil, nil
-	configs = append(configs, more, none)
+	cidrs := configs[3] // an initial rke2 server
+	cidrs.ClusterCIDR, cidrs.ServiceCIDR = "10.100.0.0/16", "10.101.0.0/16"
+	configs = append(configs, more, none, cidrs)
 	for name, text := range map[string]string{"built-in": defaultTemplate, "compat": compatTemplate} {
 		c, err := ParseCloudInit(name, text)
 		if err != nil {

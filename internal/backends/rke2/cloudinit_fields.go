@@ -26,6 +26,7 @@ var nodeFields = map[string]func(n *NodeConfig) any{
 	"ServerURL":            func(n *NodeConfig) any { return n.ServerURL }, "RKE2InstallURL": func(n *NodeConfig) any { return n.RKE2InstallURL },
 	"PrivateRegistryHost": func(n *NodeConfig) any { return n.PrivateRegistryHost },
 	"RegistryConfig":      func(n *NodeConfig) any { return n.RegistryConfig }, "Labels": func(n *NodeConfig) any { return n.Labels },
+	"ClusterCIDR": func(n *NodeConfig) any { return n.ClusterCIDR }, "ServiceCIDR": func(n *NodeConfig) any { return n.ServiceCIDR },
 	"Disks": func(n *NodeConfig) any {
 		disks := make([]any, len(n.Disks))
 		for i, d := range n.Disks {
