@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,4 +96,24 @@ func hasPrefix(pkg string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// TestBackendsLinkNoTemplateExecutor keeps text/template (and html/template, built on it) out
+// of the backends: executing such a template calls reflect's MethodByName, which makes the
+// linker keep every exported method of the program (golang/go#62257). The rke2 cloud-init
+// templates render with internal/backends/rke2/nodetemplate instead.
+func TestBackendsLinkNoTemplateExecutor(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/waldur/site-agent/internal/backends/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/waldur/site-agent/internal/backends/rke2/nodetemplate") {
+		t.Fatalf("the backends' dependencies miss the rke2 renderer: %d packages", len(deps))
+	}
+	for _, d := range deps {
+		if d == "text/template" || d == "html/template" {
+			t.Errorf("the backends link %s", d)
+		}
+	}
 }

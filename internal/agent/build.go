@@ -43,16 +43,18 @@ func SecretResolver(section map[string]any) (config.Resolver, error) {
 
 var (
 	_ config.NewResolver   = SecretResolver
-	_ backends.SecretStore = (*vault.Store)(nil)
+	_ backends.SecretStore = (*vault.Admin)(nil)
 )
 
-// secretStore builds the secrets store from the vault section (nil without one). It validates
-// the section and makes no network call.
+// secretStore builds the agent's Vault client from the vault section (nil without one): a
+// *vault.Admin, which every backend gets as its secret store and the rke2 backend also uses
+// for its per-cluster policies and AppRoles. It validates the section and makes no network
+// call.
 func secretStore(cfg *config.Config) (backends.SecretStore, error) {
 	if cfg.Vault == nil {
 		return nil, nil
 	}
-	st, err := vault.NewStore(cfg.Vault)
+	st, err := vault.NewAdmin(cfg.Vault)
 	if err != nil {
 		return nil, &config.Error{Path: cfg.Path, Problem: err.Error()}
 	}

@@ -21,7 +21,9 @@ type Params struct {
 	// only needs to look at it if it writes during construction.
 	DryRun bool
 	// Secrets stores credentials the backend creates (e.g. a tenant user's password); nil when
-	// the configuration has no secrets store (vault section).
+	// the configuration has no secrets store (vault section). The agent's is the one Vault
+	// client of its vault section, a *vault.Admin (internal/clients/vault): a backend that
+	// manages Vault objects of its own (rke2: per-cluster policies and AppRoles) asserts that.
 	Secrets SecretStore
 	// Upstreams are the timeouts and retries of the configuration's upstreams section, by
 	// upstream name; a backend applies those of the upstreams it talks to (its own

@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -249,11 +247,13 @@ func (w *rke2World) writeConfig() { w.writeConfigOn(w.cloud) }
 // writeConfigOn writes the configuration with cloud's settings (the same cloud with other
 // openstack keys: w.cloud is not reassigned, the node emulator reads it meanwhile).
 func (w *rke2World) writeConfigOn(cloud rke2Cloud) {
-	vu, _ := url.Parse(w.vsURL)
-	vhost, vport, _ := net.SplitHostPort(vu.Host)
 	cfg := fmt.Sprintf(`timezone: UTC
 log_level: INFO
 heartbeat_file: %s
+vault:
+  address: %q
+  tls_skip_verify: true
+  auth: {method: token, token: %q}
 offerings:
   - name: "Managed RKE2"
     waldur_api_url: "%s/api/"
@@ -271,10 +271,6 @@ offerings:
       verify_cert: false
 %s      managed_rancher_server_system_volume_size_gb: 64
       managed_rancher_worker_system_volume_size_gb: 64
-      vault_host: %q
-      vault_port: %s
-      vault_token: %q
-      vault_tls_verify: false
 %s
       keycloak_url: "%s/"
       keycloak_realm: waldur
@@ -284,9 +280,9 @@ offerings:
       server_nodes: {limit: 5, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Server nodes"}
       worker_nodes: {limit: 20, measured_unit: nodes, unit_factor: 1, accounting_type: limit, label: "Worker nodes"}
       nodes: {measured_unit: nodes, unit_factor: 1, accounting_type: usage, label: "Nodes"}
-%s`, filepath.Join(w.dir, "heartbeat"), w.url, scenario.Token, w.offering.UUID, w.bootstrap,
+%s`, filepath.Join(w.dir, "heartbeat"), w.vsURL, w.vaultTok, w.url, scenario.Token, w.offering.UUID, w.bootstrap,
 		w.rsURL, strings.Split(w.rs.Token(), ":")[0], strings.Split(w.rs.Token(), ":")[1], indent(w.extra+cloud.settings(), 6),
-		vhost, vport, w.vaultTok, indent(w.real.settings(), 6), w.kcURL, w.real.components())
+		indent(w.real.settings(), 6), w.kcURL, w.real.components())
 	w.config = filepath.Join(w.dir, "config.yaml")
 	if err := os.WriteFile(w.config, []byte(cfg), 0o600); err != nil {
 		w.t.Fatal(err)

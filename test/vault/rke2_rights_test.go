@@ -7,7 +7,6 @@ import (
 
 	"github.com/hashicorp/vault/api"
 
-	"github.com/waldur/site-agent/internal/backends/rke2"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -32,10 +31,7 @@ path "sys/policies/acl/*"   { capabilities = ["create", "update"] }
 path "auth/approle/role/*"  { capabilities = ["create", "read", "update"] }
 path "secret/data/rancher/*" { capabilities = ["create", "read", "update"] }
 `)
-	op, err := rke2.NewClusterVault(rke2Settings(t, c, c.token(t, "rke2-operator")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := clusterVault(t, c, c.token(t, "rke2-operator"))
 	if check := op.Check(ctx); !check.OK {
 		t.Fatalf("operator token: %s", check.Detail)
 	}
@@ -49,10 +45,7 @@ path "secret/data/rancher/*" { capabilities = ["create", "read", "update"] }
 	if err := op.Remove(ctx, cluster); err != nil {
 		t.Fatalf("the rights the check passed are not enough to remove: %v", err)
 	}
-	narrow, err := rke2.NewClusterVault(rke2Settings(t, c, c.token(t, "rke2-narrow")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	narrow := clusterVault(t, c, c.token(t, "rke2-narrow"))
 	check := narrow.Check(ctx)
 	if check.OK {
 		t.Fatalf("a token without deletes passed: %s", check.Detail)

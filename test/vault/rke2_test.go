@@ -3,11 +3,8 @@ package vaulttest
 import (
 	"context"
 	"errors"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/hashicorp/vault/api"
@@ -17,10 +14,12 @@ import (
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	sv "github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 )
 
-// rke2Settings are the example offering's settings (configs/rke2.yaml) pointed at c.
-func rke2Settings(t *testing.T, c *cluster, token string) *rke2.Settings {
+// clusterVault is the rke2 backend's Vault side for the example offering (configs/rke2.yaml),
+// on a vault: section pointing at c with token, as the agent builds it.
+func clusterVault(t *testing.T, c *cluster, token string) *rke2.ClusterVault {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "configs", "rke2.yaml"))
 	if err != nil {
@@ -34,19 +33,19 @@ func rke2Settings(t *testing.T, c *cluster, token string) *rke2.Settings {
 	if err := yaml.Unmarshal(raw, &doc); err != nil || len(doc.Offerings) == 0 {
 		t.Fatalf("configs/rke2.yaml: %v", err)
 	}
-	u, err := url.Parse(c.addr)
+	s, _, err := rke2.DecodeSettings(backends.Settings(doc.Offerings[0].BackendSettings))
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, port, _ := net.SplitHostPort(u.Host)
-	p, _ := strconv.Atoi(port)
-	bs := doc.Offerings[0].BackendSettings
-	bs["vault_host"], bs["vault_port"], bs["vault_token"], bs["vault_tls_verify"] = host, p, token, false
-	s, _, err := rke2.DecodeSettings(backends.Settings(bs))
+	global, err := sv.NewAdmin(c.section(map[string]any{"method": "token", "token": token}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &s
+	admin, warnings, err := s.ConnectVault(global, upstream.Settings{})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("the vault: section: %v %v", err, warnings)
+	}
+	return rke2.NewClusterVault(admin, &s)
 }
 
 // TestClusterVaultSingleUseSecretIDs runs the rke2 backend's node bootstrap against a real
@@ -59,11 +58,7 @@ func TestClusterVaultSingleUseSecretIDs(t *testing.T) {
 	if err := c.root.Sys().EnableAuthWithOptions("approle", &api.EnableAuthOptions{Type: "approle"}); err != nil {
 		t.Fatal(err)
 	}
-	s := rke2Settings(t, c, c.root.Token())
-	v, err := rke2.NewClusterVault(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := clusterVault(t, c, c.root.Token())
 	const cluster = "0123456789abcdef0123456789abcdef"
 	if check := v.Check(ctx); !check.OK {
 		t.Fatalf("diagnostics: %+v", check)
@@ -141,10 +136,7 @@ func TestClusterVaultJoinTokenMadeOnce(t *testing.T) {
 	if err := c.root.Sys().EnableAuthWithOptions("approle", &api.EnableAuthOptions{Type: "approle"}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := rke2.NewClusterVault(rke2Settings(t, c, c.root.Token()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := clusterVault(t, c, c.root.Token())
 	const cluster = "abcdef0123456789abcdef0123456789"
 	js := func(u string) rke2.JoinSecret { return rke2.JoinSecret{ImportURL: secret.New(u)} }
 	stored := func() (string, string) {

@@ -47,7 +47,7 @@ func (b *Backend) conn(ctx context.Context) (*clients, error) {
 
 // connect authenticates and builds the service clients from the catalog.
 func (b *Backend) connect(ctx context.Context) (*clients, error) {
-	sc, err := osc.Connect(ctx, b.hc, b.settings.connection())
+	sc, err := osc.Connect(ctx, b.hc, b.settings.Connection)
 	if err != nil {
 		return nil, err
 	}

@@ -10,23 +10,13 @@ import (
 
 	"github.com/waldur/site-agent/internal/backends"
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
-	"github.com/waldur/site-agent/internal/secret"
 )
 
 // Settings are the backend_settings the openstack backend reads.
 type Settings struct {
-	// Keystone credentials of an account with the admin role.
-	AuthURL           string        `mapstructure:"auth_url"`
-	Username          string        `mapstructure:"username"`
-	Password          secret.Secret `mapstructure:"password"`
-	UserDomainName    string        `mapstructure:"user_domain_name"`
-	ProjectName       string        `mapstructure:"project_name"`
-	ProjectDomainName string        `mapstructure:"project_domain_name"`
-	RegionName        string        `mapstructure:"region_name"`
-	// Interface selects catalog endpoints: public (default), internal or admin.
-	Interface string `mapstructure:"interface"`
-	VerifySSL *bool  `mapstructure:"verify_ssl"`
-	CACert    string `mapstructure:"ca_cert"` // PEM file with extra trusted CAs
+	// Connection is the Keystone connection of an account with the admin role (auth_url,
+	// username, password, … at the top of backend_settings).
+	osc.Connection `mapstructure:",squash"`
 
 	// Domain holds the tenant projects (and tenant users); UserDomain is where team members are
 	// looked up by name (default: Domain).
@@ -95,7 +85,6 @@ func DefaultSecurityGroups() []SecurityGroup {
 const (
 	maxForceDestroyWait = 2 * time.Minute
 	defaultSubnetCIDR   = "192.168.42.0/24"
-	defaultDomain       = "Default"
 	defaultMemberRole   = "member"
 )
 
@@ -106,17 +95,11 @@ func (s *Settings) applyDefaults() {
 			*v = d
 		}
 	}
-	def(&s.UserDomainName, defaultDomain)
-	def(&s.ProjectDomainName, defaultDomain)
-	def(&s.Domain, defaultDomain)
+	s.Connection.ApplyDefaults()
+	def(&s.Domain, osc.DefaultDomain)
 	def(&s.UserDomain, s.Domain)
 	def(&s.MemberRole, defaultMemberRole)
 	def(&s.SubnetCIDR, defaultSubnetCIDR)
-	def(&s.Interface, "public")
-	if s.VerifySSL == nil {
-		t := true
-		s.VerifySSL = &t
-	}
 	if s.DownscaleFactor == nil {
 		f := 0.5
 		s.DownscaleFactor = &f
@@ -159,8 +142,7 @@ func (s *Settings) applyDefaults() {
 func (s *Settings) validate() error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	c := s.connection()
-	errs = append(errs, c.Validate("backend_settings."))
+	errs = append(errs, s.Connection.Validate("backend_settings."))
 	if strings.TrimSpace(s.ExternalNetwork) == "" {
 		fail("backend_settings.external_network: is required")
 	}
@@ -254,17 +236,9 @@ func (r Rule) validate() error {
 	return nil
 }
 
-// connection is the Keystone connection part of the settings.
-func (s *Settings) connection() osc.Connection {
-	return osc.Connection{AuthURL: s.AuthURL, Username: s.Username, Password: s.Password, UserDomainName: s.UserDomainName,
-		ProjectName: s.ProjectName, ProjectDomainName: s.ProjectDomainName, RegionName: s.RegionName, Interface: s.Interface,
-		VerifySSL: s.VerifySSL, CACert: s.CACert}
-}
-
 // certPool loads ca_cert (nil when not configured).
 func (s *Settings) certPool() (*x509.CertPool, error) {
-	c := s.connection()
-	return c.CertPool("backend_settings.")
+	return s.Connection.CertPool("backend_settings.")
 }
 
 // decodeSettings decodes, defaults and validates backend_settings.

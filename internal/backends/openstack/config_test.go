@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/waldur/site-agent/internal/backends"
+	osc "github.com/waldur/site-agent/internal/clients/openstack"
+	"github.com/waldur/site-agent/internal/secret"
 )
 
 func baseSettings() backends.Settings {
@@ -97,6 +99,21 @@ func TestSettingsDefaultsAndWarnings(t *testing.T) {
 	s3, warnings, err := decodeSettings(with(map[string]any{"force_destroy_wait": "5m"}))
 	if err != nil || s3.ForceDestroyWait != maxForceDestroyWait || len(warnings) != 1 || !strings.Contains(warnings[0], "backend_settings.force_destroy_wait") {
 		t.Errorf("long force_destroy_wait: %v, %v, %v", s3.ForceDestroyWait, warnings, err)
+	}
+}
+
+// The Keystone keys are the shared client's Connection, embedded: decoded, defaulted and
+// validated as novainfra's are.
+func TestSettingsEmbedTheConnection(t *testing.T) {
+	s, _, err := decodeSettings(with(map[string]any{"region_name": "north", "user_domain_name": "Users", "interface": "internal"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	want := osc.Connection{AuthURL: "https://keystone.example.com:5000/v3", Username: "admin", Password: secret.New("s3cret-password"),
+		UserDomainName: "Users", ProjectName: "admin", ProjectDomainName: osc.DefaultDomain, RegionName: "north", Interface: "internal", VerifySSL: &yes}
+	if diff := cmp.Diff(want, s.Connection, cmp.Comparer(func(a, b secret.Secret) bool { return a.Reveal() == b.Reveal() })); diff != "" {
+		t.Errorf("connection (-want +got):\n%s", diff)
 	}
 }
 

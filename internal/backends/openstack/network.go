@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
 )
@@ -141,17 +139,6 @@ func (b *Backend) ensureSubnet(ctx context.Context, c *clients, projectID, netwo
 	return sn.ID, nil
 }
 
-// ensureInterface connects the subnet to the router unless one of the router's ports is
-// already on it.
-
-// routerPorts lists the ports of a router (interfaces and gateway).
-
-// isInterface reports whether a router port is an interface (not the gateway).
-func isInterface(p ports.Port) bool {
-	return strings.HasPrefix(p.DeviceOwner, "network:router_interface") ||
-		p.DeviceOwner == "network:ha_router_replicated_interface"
-}
-
 var neutronErr = osc.NeutronErr
 
 func (b *Backend) ensureNetwork(ctx context.Context, c *clients, projectID, name string) (string, error) {
@@ -162,10 +149,8 @@ func (b *Backend) ensureRouter(ctx context.Context, c *clients, projectID, name 
 	return osc.EnsureRouter(ctx, c.network, projectID, name, c.extNetID)
 }
 
+// ensureInterface connects the subnet to the router unless one of the router's ports is
+// already on it.
 func (b *Backend) ensureInterface(ctx context.Context, c *clients, routerID, subnetID string) error {
 	return osc.EnsureInterface(ctx, c.network, routerID, subnetID)
-}
-
-func routerPorts(ctx context.Context, c *clients, routerID string) ([]ports.Port, error) {
-	return osc.RouterPorts(ctx, c.network, routerID)
 }

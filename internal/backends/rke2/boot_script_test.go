@@ -38,7 +38,7 @@ func TestRancherNodesBootScriptReal(t *testing.T) {
 	t.Cleanup(rsrv.Close)
 	s, _, hc := vaultWorld(t, "bootstrap", "rancher", "backend_url", rsrv.URL)
 	spec := goldenSpec(t, s)
-	cv, err := NewClusterVault(s)
+	cv, err := flatClusterVault(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func clusterBoots(t *testing.T, script bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cv, err := NewClusterVault(s)
+	cv, err := flatClusterVault(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"text/template"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/waldur/site-agent/internal/backends/rke2/nodetemplate"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -22,12 +22,13 @@ var defaultTemplate string
 // maxUserData is Nova's limit on user_data after base64 encoding.
 const maxUserData = 65535
 
-// CloudInit renders a node's user data from a text/template: the built-in one or a site's
+// CloudInit renders a node's user data from a template in text/template's language (the
+// subset package nodetemplate renders without reflection): the built-in one or a site's
 // (backend_settings.cloud_init_template_file). Templates get NodeConfig as data and the
 // functions quote (a YAML/JSON double-quoted string), shq (a shell single-quoted word) and
 // reveal (the value of a secret.Secret; a secret printed without it shows [REDACTED]).
 type CloudInit struct {
-	tmpl   *template.Template
+	tmpl   *nodetemplate.Template
 	source string // "built-in" or the file name, for errors
 }
 
@@ -125,11 +126,7 @@ func loadCloudInit(path string) (*CloudInit, error) {
 // ParseCloudInit parses a template and proves it renders for every kind of node in both
 // bootstrap modes, so a broken site template stops the agent at start, not at the first order.
 func ParseCloudInit(source, text string) (*CloudInit, error) {
-	t, err := template.New(source).Option("missingkey=error").Funcs(template.FuncMap{
-		"quote":  yamlQuote,
-		"shq":    func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" },
-		"reveal": func(s secret.Secret) string { return s.Reveal() },
-	}).Parse(text)
+	t, err := nodetemplate.Parse(source, text, templateFuncs)
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +255,22 @@ func sampleConfigs(sid secret.Secret) []NodeConfig {
 		}
 	}
 	return out
+}
+
+// templateFuncs are the functions cloud-init templates may call besides the built-in ones.
+var templateFuncs = map[string]nodetemplate.Func{
+	"quote": nodetemplate.String("quote", yamlQuote),
+	"shq":   nodetemplate.String("shq", func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }),
+	"reveal": func(args ...any) (any, error) {
+		if len(args) != 1 {
+			return nil, fmt.Errorf("wrong number of args for reveal: want 1 got %d", len(args))
+		}
+		s, ok := args[0].(secret.Secret)
+		if !ok {
+			return nil, fmt.Errorf("wrong type for value; expected secret.Secret; got %T", args[0])
+		}
+		return s.Reveal(), nil
+	},
 }
 
 // yamlQuote writes s as a double-quoted scalar (JSON's escapes are YAML's; no HTML escaping).

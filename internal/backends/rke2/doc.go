@@ -27,7 +27,8 @@
 //     line, on the shared Vault client (clients/vault Admin); joinsecret.go: with bootstrap rke2
 //     the secret holds the cluster's join token for its whole life (made once, check-and-set),
 //     Rancher's import manifest URL and registries.yaml;
-//   - cloudinit.go: the node's cloud-init, a text/template a site may replace, for both
+//   - cloudinit.go: the node's cloud-init, a template a site may replace (rendered by
+//     nodetemplate, text/template's language without reflection), for both
 //     bootstrap modes (Rancher system-agent or plain RKE2), each reading its token from Vault
 //     with a single-use AppRole secret id;
 //   - settings_network.go: the pod and service networks (cluster_cidr, service_cidr), refused

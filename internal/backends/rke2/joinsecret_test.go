@@ -35,7 +35,7 @@ func storedToken(sim *vaultsim.Server) string {
 func TestJoinTokenLifecycle(t *testing.T) {
 	ctx := context.Background()
 	s, sim, hc := vaultWorld(t, "bootstrap", "rke2")
-	cv, err := NewClusterVault(s)
+	cv, err := flatClusterVault(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestJoinTokenMadeOnce(t *testing.T) {
 	s, sim, _ := vaultWorld(t, "bootstrap", "rke2")
 	var wg sync.WaitGroup
 	for range 4 {
-		cv, err := NewClusterVault(s)
+		cv, err := flatClusterVault(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestJoinTokenMadeOnce(t *testing.T) {
 		t.Fatal("no token")
 	}
 	// Two agents that both found no secret: the second create is refused, the token stays.
-	cv, _ := NewClusterVault(s)
+	cv, _ := flatClusterVault(s)
 	other := strings.Repeat("3", 32)
 	for i := range 2 {
 		err := cv.createJoinSecret(ctx, cv.secretPath(other), joinSecret(importURL))
@@ -172,7 +172,7 @@ func TestJoinSecretRefusesAndNeverLeaks(t *testing.T) {
 	ctx := context.Background()
 	s, sim, _ := vaultWorld(t, "bootstrap", "rke2", "private_registry_url", "https://registry.example.com:5000",
 		"private_registry_user", "puller", "private_registry_password", `pa"ss\word`)
-	cv, _ := NewClusterVault(s)
+	cv, _ := flatClusterVault(s)
 	reg, err := RegistriesYAML(s)
 	if err != nil {
 		t.Fatal(err)

@@ -34,10 +34,11 @@ type VaultCredentials struct {
 // joining nodes only), e.g. 10.0.0.11.
 func NewNodeConfig(s *Settings, spec *ClusterSpec, name string, inv Inventory, creds VaultCredentials, serverAddr string) NodeConfig {
 	node := spec.Node(inv.Role, inv.Index)
+	vaultAddr, vaultSkipVerify := s.VaultEndpoint()
 	cfg := NodeConfig{
 		ClusterName: spec.Name, NodeName: name, Role: inv.Role.String(), Initial: inv.Initial, Bootstrap: s.Bootstrap,
 		K8sVersion: s.K8sVersion, DataDir: StorageMountPoint,
-		VaultAddr: s.VaultAddr(), VaultTLSSkipVerify: !*s.VaultTLSVerify, VaultAppRoleMount: s.VaultAppRoleMount,
+		VaultAddr: vaultAddr, VaultTLSSkipVerify: vaultSkipVerify, VaultAppRoleMount: s.VaultAppRoleMount,
 		VaultRoleID: creds.RoleID, VaultSecretID: creds.SecretID,
 		VaultKVDataPath: s.VaultKVMount + "/data/" + VaultSecretPath(inv.Cluster),
 		RancherURL:      s.BackendURL, RancherCAChecksum: s.RancherCAChecksum, RancherTLSSkipVerify: !*s.VerifyCert,

@@ -82,12 +82,13 @@ type Settings struct {
 	ArgoCDNamespace        string                 `mapstructure:"argocd_k8s_namespace"`
 	ArgoCDKubeconfig       secret.Secret          `mapstructure:"argocd_k8s_kubeconfig"`
 	// OpenStack is the cloud the VMs live in (settings_openstack.go).
-	OpenStack OpenStackSettings `mapstructure:"openstack"`
-	Timeouts  `mapstructure:",squash"`
-	Network   `mapstructure:",squash"` // cluster_cidr, service_cidr (settings_network.go)
-	DayTwo    `mapstructure:",squash"` // repair, upgrades, etcd snapshots (settings_day2.go)
-	cloudInit *CloudInit               // parsed template (default or the file's)
-	flavorsRe *regexp.Regexp
+	OpenStack   OpenStackSettings `mapstructure:"openstack"`
+	Timeouts    `mapstructure:",squash"`
+	Network     `mapstructure:",squash"` // cluster_cidr, service_cidr (settings_network.go)
+	DayTwo      `mapstructure:",squash"` // repair, upgrades, etcd snapshots (settings_day2.go)
+	vaultSource                          // which Vault (settings_vault.go)
+	cloudInit   *CloudInit               // parsed template (default or the file's)
+	flavorsRe   *regexp.Regexp
 }
 
 // Requirement is the least a node of one role needs (seed 000 ROLE_REQUIREMENT).
@@ -125,6 +126,7 @@ func DecodeSettings(in backends.Settings) (Settings, []string, error) {
 	if err != nil {
 		return s, warnings, err
 	}
+	s.aliases = presentVaultAliases(in)
 	s.applyDefaults()
 	if err := s.validate(); err != nil {
 		return s, warnings, err
@@ -306,15 +308,10 @@ func (s *Settings) validateIntegrations() error {
 	if s.PrivateRegistryUser != "" && s.PrivateRegistryURL == "" {
 		return fmt.Errorf("backend_settings.private_registry_url: is required with private_registry_user")
 	}
-	// Both bootstrap modes hand the node its token through Vault, so Vault is not optional.
-	if !regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`).MatchString(s.VaultHost) {
-		return fmt.Errorf("backend_settings.vault_host: is required (nodes read their join token from Vault); want a host name or IP, got %q", s.VaultHost)
-	}
-	if s.VaultPort < 1 || s.VaultPort > 65535 {
-		return fmt.Errorf("backend_settings.vault_port: must be between 1 and 65535, got %d", s.VaultPort)
-	}
-	if s.VaultToken.IsZero() {
-		return fmt.Errorf("backend_settings.vault_token: is required (it creates the per-cluster policy and AppRole)")
+	// Both bootstrap modes hand the node its token through Vault, so Vault is not optional:
+	// the vault: section, or these deprecated keys (ConnectVault).
+	if err := s.validateVaultAliases(); err != nil {
+		return err
 	}
 	pathRe := regexp.MustCompile(`^[a-zA-Z0-9_-]+(/[a-zA-Z0-9_-]+)*$`)
 	if !pathRe.MatchString(s.VaultKVMount) {
@@ -344,9 +341,6 @@ func (s *Settings) validateIntegrations() error {
 	}
 	return nil
 }
-
-// VaultAddr is the Vault address nodes and the agent use.
-func (s *Settings) VaultAddr() string { return fmt.Sprintf("https://%s:%d", s.VaultHost, s.VaultPort) }
 
 // CloudInit is the parsed cloud-init template (the built-in one unless a file was configured).
 func (s *Settings) CloudInit() *CloudInit { return s.cloudInit }

@@ -20,7 +20,7 @@ func TestEtcdS3ThroughVault(t *testing.T) {
 	s, sim, hc := vaultWorld(t, "bootstrap", "rke2", "etcd_snapshot_schedule_cron", "30 2 * * *", "etcd_snapshot_retention", 9,
 		"etcd_s3", map[string]any{"endpoint": "minio.example.com:9000", "bucket": "etcd-snapshots", "folder": "prod",
 			"access_key": "AKIAEXAMPLE", "secret_key": "the-s3-secret-key", "skip_ssl_verify": true})
-	cv, err := NewClusterVault(s)
+	cv, err := flatClusterVault(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/secret"
@@ -24,14 +23,10 @@ type ClusterVault struct {
 // bootstrapTTL bounds secret ids and the tokens they log in to.
 const bootstrapTTL = "60m"
 
-// NewClusterVault connects to the settings' Vault (no network call yet).
-func NewClusterVault(s *Settings) (*ClusterVault, error) {
-	a, err := vault.NewAdminFromConfig(vault.Config{Address: s.VaultAddr(), TLSSkipVerify: !*s.VaultTLSVerify,
-		Timeout: 30 * time.Second, MaxRetries: 3, Auth: vault.AuthConfig{Method: vault.MethodToken, Token: s.VaultToken}})
-	if err != nil {
-		return nil, fmt.Errorf("backend_settings.vault_host: %w", err)
-	}
-	return &ClusterVault{admin: a, kvMount: s.VaultKVMount, approleMount: s.VaultAppRoleMount}, nil
+// NewClusterVault keeps the clusters' objects in admin's Vault (Settings.ConnectVault) under the
+// settings' KV and AppRole mounts.
+func NewClusterVault(admin *vault.Admin, s *Settings) *ClusterVault {
+	return &ClusterVault{admin: admin, kvMount: s.VaultKVMount, approleMount: s.VaultAppRoleMount}
 }
 
 func (v *ClusterVault) secretPath(cluster string) string {

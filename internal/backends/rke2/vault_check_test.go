@@ -41,7 +41,7 @@ func TestClusterVaultCheckRights(t *testing.T) {
 			sim.SetPolicy("narrow", narrow)
 			sim.AddToken("hvs.operator", "operator")
 			sim.AddToken("hvs.narrow", "narrow")
-			cv, err := NewClusterVault(s)
+			cv, err := flatClusterVault(s)
 			if err != nil {
 				t.Fatal(err)
 			}

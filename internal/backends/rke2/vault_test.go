@@ -14,7 +14,18 @@ import (
 	"github.com/waldur/site-agent/internal/sim/nodeemu"
 	"github.com/waldur/site-agent/internal/sim/simfault"
 	"github.com/waldur/site-agent/internal/sim/vaultsim"
+	"github.com/waldur/site-agent/internal/upstream"
 )
+
+// flatClusterVault is the ClusterVault of settings that name Vault with the (deprecated) flat
+// keys.
+func flatClusterVault(s *Settings) (*ClusterVault, error) {
+	a, _, err := s.ConnectVault(nil, upstream.Settings{})
+	if err != nil {
+		return nil, err
+	}
+	return NewClusterVault(a, s), nil
+}
 
 func vaultWorld(t *testing.T, kv ...any) (*Settings, *vaultsim.Server, *http.Client) {
 	t.Helper()
@@ -35,7 +46,7 @@ func vaultWorld(t *testing.T, kv ...any) (*Settings, *vaultsim.Server, *http.Cli
 func TestClusterVaultBootstrap(t *testing.T) {
 	ctx := context.Background()
 	s, sim, hc := vaultWorld(t, "bootstrap", "rke2")
-	cv, err := NewClusterVault(s)
+	cv, err := flatClusterVault(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +93,7 @@ func TestClusterVaultBootstrap(t *testing.T) {
 
 func TestClusterVaultCheckNamesTheMount(t *testing.T) {
 	s, _, _ := vaultWorld(t, "vault_approle_mount", "nodes")
-	cv, err := NewClusterVault(s)
+	cv, err := flatClusterVault(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +123,7 @@ func TestClusterVaultUnderFaults(t *testing.T) {
 	sim.SetFaults(vaultsim.Faults{Rate: 0.3, Seed: 42, Kinds: []simfault.Kind{simfault.Status500, simfault.Status502,
 		simfault.Status503, simfault.Status429, simfault.Reset, simfault.LoseResponse},
 		Operations: []string{"policy.*", "approle.*", "kv.*"}})
-	cv, err := NewClusterVault(s)
+	cv, err := flatClusterVault(s)
 	if err != nil {
 		t.Fatal(err)
 	}

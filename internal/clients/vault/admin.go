@@ -33,6 +33,17 @@ type AppRole struct {
 	TokenMaxTTL     string
 }
 
+// NewAdmin builds an Admin from the configuration's `vault` section; like NewStore, it validates
+// the section and makes no network call. The agent builds its one Vault client so: as a
+// secret store for every backend, and as an Admin for the rke2 backend.
+func NewAdmin(section map[string]any) (*Admin, error) {
+	cfg, err := ParseConfig(section, nil)
+	if err != nil {
+		return nil, err
+	}
+	return NewAdminFromConfig(cfg)
+}
+
 // NewAdminFromConfig builds an Admin; it makes no network call.
 func NewAdminFromConfig(cfg Config) (*Admin, error) {
 	s, err := newSession(cfg)

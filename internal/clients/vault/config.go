@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/secret"
+	"github.com/waldur/site-agent/internal/upstream"
 	"github.com/waldur/site-agent/internal/yaml11"
 )
 
@@ -53,6 +54,27 @@ type AuthConfig struct {
 	Mount        string        // approle / kubernetes auth mount path
 	Role         string        // kubernetes
 	JWTFile      string        // kubernetes
+}
+
+// TokenConfig is the configuration of a Vault at address reached with a token, with the
+// section's default timeout, retries and backoff (the rke2 backend's deprecated flat keys).
+func TokenConfig(address string, token secret.Secret, tlsSkipVerify bool) Config {
+	return Config{Address: address, TLSSkipVerify: tlsSkipVerify, Timeout: defaultTimeout, MaxRetries: defaultMaxRetries,
+		BackoffMin: defaultBackoffMin, BackoffMax: defaultBackoffMax, Auth: AuthConfig{Method: MethodToken, Token: token}}
+}
+
+// WithUpstream applies the configuration's upstreams.vault settings; their zero fields keep
+// c's. (The vault section gets them from the configuration loader, where its own keys win.)
+func (c Config) WithUpstream(s upstream.Settings) Config {
+	c.Timeout = s.TimeoutOr(c.Timeout)
+	c.MaxRetries = s.RetriesOr(c.MaxRetries)
+	if s.BackoffMin > 0 {
+		c.BackoffMin = s.BackoffMin
+	}
+	if s.BackoffMax > 0 {
+		c.BackoffMax = s.BackoffMax
+	}
+	return c
 }
 
 // section reads one mapping of the vault section, remembering which keys were used so that

@@ -32,6 +32,15 @@ func NewStoreFromConfig(cfg Config) (*Store, error) {
 	return &Store{s: s}, nil
 }
 
+// Address is the Vault address the store talks to (the section's address).
+func (st *Store) Address() string { return st.s.cfg.Address }
+
+// TLSSkipVerify reports whether the store skips the check of Vault's certificate.
+func (st *Store) TLSSkipVerify() bool { return st.s.cfg.TLSSkipVerify }
+
+// Namespace is the Vault Enterprise namespace requests go to ("" for none).
+func (st *Store) Namespace() string { return st.s.cfg.Namespace }
+
 // Put replaces the secret at path ("<mount>/<path>") with data.
 func (st *Store) Put(ctx context.Context, path string, data map[string]string) error {
 	clean, err := CleanPath(path)

@@ -12,11 +12,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 )
 
 // Admin holds the env's admin clients, for tests that check what code under test made in
@@ -130,15 +127,28 @@ func (a *Admin) Mentioning(ctx context.Context, key string) ([]Object, error) {
 			out = append(out, Object{"server", s.ID, s.Name, s.Status + " " + s.TaskState})
 		}
 	}
-	listers := []func(context.Context, func(...string) bool) ([]Object, error){a.floatingIPs, a.routers, a.ports, a.networks, a.groups, a.keypairs}
-	for _, l := range listers {
-		found, err := l(ctx, has)
+	for _, kind := range []tenant.NetKind{tenant.FloatingIPs, tenant.Routers, tenant.Ports, tenant.Networks, tenant.SecurityGroups} {
+		found, err := tenant.ListNet(ctx, a.Network, kind, "", "")
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, found...)
+		for _, o := range found {
+			if has(o.Name, o.Description) {
+				out = append(out, Object{o.Kind.String(), o.ID, o.Name, netDetail(o)})
+			}
+		}
 	}
-	return out, nil
+	keys, err := a.keypairs(ctx, has)
+	return append(out, keys...), err
+}
+
+// netDetail is what Object.Detail says of a Neutron object: a port's device, else its
+// description.
+func netDetail(o tenant.NetObject) string {
+	if o.Kind == tenant.Ports {
+		return fmt.Sprintf("device %q", o.DeviceID)
+	}
+	return o.Description
 }
 
 // VolumeIDs lists the project's volumes.
@@ -154,81 +164,6 @@ func (a *Admin) VolumeIDs(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(ids)
 	return ids, err
-}
-
-func (a *Admin) ports(ctx context.Context, has func(...string) bool) ([]Object, error) {
-	page, err := ports.List(a.Network, ports.ListOpts{}).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	all, err := ports.ExtractPorts(page)
-	var out []Object
-	for _, p := range all {
-		if has(p.Name, p.Description) {
-			out = append(out, Object{"port", p.ID, p.Name, fmt.Sprintf("device %q", p.DeviceID)})
-		}
-	}
-	return out, err
-}
-
-func (a *Admin) floatingIPs(ctx context.Context, has func(...string) bool) ([]Object, error) {
-	page, err := floatingips.List(a.Network, floatingips.ListOpts{}).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	all, err := floatingips.ExtractFloatingIPs(page)
-	var out []Object
-	for _, f := range all {
-		if has(f.Description) {
-			out = append(out, Object{"floating IP", f.ID, f.FloatingIP, f.Description})
-		}
-	}
-	return out, err
-}
-
-func (a *Admin) routers(ctx context.Context, has func(...string) bool) ([]Object, error) {
-	page, err := routers.List(a.Network, routers.ListOpts{}).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	all, err := routers.ExtractRouters(page)
-	var out []Object
-	for _, r := range all {
-		if has(r.Name, r.Description) {
-			out = append(out, Object{"router", r.ID, r.Name, r.Status})
-		}
-	}
-	return out, err
-}
-
-func (a *Admin) networks(ctx context.Context, has func(...string) bool) ([]Object, error) {
-	page, err := networks.List(a.Network, networks.ListOpts{}).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	all, err := networks.ExtractNetworks(page)
-	var out []Object
-	for _, n := range all {
-		if has(n.Name, n.Description) {
-			out = append(out, Object{"network", n.ID, n.Name, n.Status})
-		}
-	}
-	return out, err
-}
-
-func (a *Admin) groups(ctx context.Context, has func(...string) bool) ([]Object, error) {
-	page, err := groups.List(a.Network, groups.ListOpts{}).AllPages(ctx)
-	if err != nil {
-		return nil, err
-	}
-	all, err := groups.ExtractGroups(page)
-	var out []Object
-	for _, g := range all {
-		if has(g.Name, g.Description) {
-			out = append(out, Object{"security group", g.ID, g.Name, g.Description})
-		}
-	}
-	return out, err
 }
 
 func (a *Admin) keypairs(ctx context.Context, has func(...string) bool) ([]Object, error) {

@@ -4,22 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 )
 
 // DeleteMentioning deletes what Mentioning(key) finds, for a test's cleanup: servers first
-// (waiting until Nova has removed them, with their volumes), then floating IPs, routers
-// (interfaces removed), ports, networks, security groups and key pairs. It goes on after a
-// failure and returns every error.
+// (waiting until Nova has removed them, with their volumes), then the Neutron objects in
+// dependency order (tenant.NetworkTeardown: floating IPs, routers with their interfaces,
+// ports, networks, security groups) and key pairs. It goes on after a failure and returns
+// every error.
 func (a *Admin) DeleteMentioning(ctx context.Context, key string) error {
 	found, err := a.Mentioning(ctx, key)
 	if err != nil {
@@ -41,38 +40,16 @@ func (a *Admin) DeleteMentioning(ctx context.Context, key string) error {
 	if servers0 > 0 {
 		keep(a.waitServersGone(ctx, key))
 	}
+	mentions := func(o tenant.NetObject) bool {
+		return strings.Contains(o.Name, key) || strings.Contains(o.Description, key)
+	}
+	keep(tenant.NetworkTeardown{Delete: mentions, KeepGoing: true}.Run(ctx, a.Network))
 	for _, o := range found {
-		keep(a.deleteObject(ctx, o))
+		if o.Kind == "key pair" {
+			keep(keypairs.Delete(ctx, a.Compute, o.ID, nil).ExtractErr())
+		}
 	}
 	return errors.Join(errs...)
-}
-
-func (a *Admin) deleteObject(ctx context.Context, o Object) error {
-	switch o.Kind {
-	case "floating IP":
-		return floatingips.Delete(ctx, a.Network, o.ID).ExtractErr()
-	case "router":
-		page, err := ports.List(a.Network, ports.ListOpts{DeviceID: o.ID, DeviceOwner: "network:router_interface"}).AllPages(ctx)
-		if err != nil {
-			return err
-		}
-		ifaces, _ := ports.ExtractPorts(page)
-		for _, p := range ifaces {
-			if _, err := routers.RemoveInterface(ctx, a.Network, o.ID, routers.RemoveInterfaceOpts{PortID: p.ID}).Extract(); err != nil {
-				return err
-			}
-		}
-		return routers.Delete(ctx, a.Network, o.ID).ExtractErr()
-	case "port":
-		return ports.Delete(ctx, a.Network, o.ID).ExtractErr()
-	case "network":
-		return networks.Delete(ctx, a.Network, o.ID).ExtractErr()
-	case "security group":
-		return groups.Delete(ctx, a.Network, o.ID).ExtractErr()
-	case "key pair":
-		return keypairs.Delete(ctx, a.Compute, o.ID, nil).ExtractErr()
-	}
-	return nil
 }
 
 // waitServersGone waits up to two minutes until no server mentions key.

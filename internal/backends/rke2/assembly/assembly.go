@@ -16,6 +16,7 @@ import (
 	"github.com/waldur/site-agent/internal/backends/rke2/novainfra"
 	"github.com/waldur/site-agent/internal/clients/keycloak"
 	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
+	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/upstream"
 )
@@ -39,11 +40,13 @@ func New(p backends.Params) (backends.Backend, []string, error) {
 	if err != nil {
 		return nil, warnings, fmt.Errorf("backend_settings.backend_url: %w", err)
 	}
-	vault, err := rke2.NewClusterVault(&s)
+	global, _ := p.Secrets.(*vault.Admin) // the agent's vault: section
+	admin, vaultWarnings, err := s.ConnectVault(global, p.Upstreams.Get(upstream.Vault))
+	warnings = append(warnings, vaultWarnings...)
 	if err != nil {
 		return nil, warnings, err
 	}
-	deps := rke2.Deps{Infra: infra, Rancher: rancherPort{c: ranch}, Vault: vault, Log: log}
+	deps := rke2.Deps{Infra: infra, Rancher: rancherPort{c: ranch}, Vault: rke2.NewClusterVault(admin, &s), Log: log}
 	if s.ArgoCDNamespace != "" {
 		kubeUp := p.Upstreams.Get(upstream.Kubernetes)
 		if deps.ArgoCD, err = argocd.New(s.ArgoCDKubeconfig, s.ArgoCDNamespace, kubeUp.TimeoutOr(30*time.Second)); err != nil {

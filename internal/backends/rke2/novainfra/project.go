@@ -167,7 +167,7 @@ func (in *Infra) dropProject(ctx context.Context, cl *conn, c rke2.ClusterRef) e
 	if !inv.Empty() {
 		return fmt.Errorf("openstack: project %s of cluster %s still holds %s: %w", projectName(c), c.Name, inv.Names(), failure.ErrNotReady)
 	}
-	if err := deleteGroups(ctx, cl, ""); err != nil {
+	if err := (tenant.NetworkTeardown{ProjectID: cl.ProjectID, Kinds: []tenant.NetKind{tenant.SecurityGroups}}).Run(ctx, cl.Network); err != nil {
 		return err
 	}
 	for _, svc := range []tenant.Service{tenant.Nova, tenant.Cinder, tenant.Neutron} {

@@ -9,8 +9,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"go.uber.org/zap"
@@ -18,6 +16,7 @@ import (
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	osc "github.com/waldur/site-agent/internal/clients/openstack"
+	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -102,7 +101,7 @@ func deleteFIPs(ctx context.Context, cl *conn, fips []floatingips.FloatingIP) er
 }
 
 // TearDown deletes what EnsureNetwork made, with the cluster's left-over ports, floating IPs
-// and key pairs. Servers of the cluster, or foreign servers on its network, block it: the
+// (clusterNetwork) and key pairs. Servers of the cluster, or foreign servers on its network, block it: the
 // error names them. Servers Nova is still deleting make it wait (failure.ErrNotReady): their
 // ports and volumes go with them a moment later. A cluster's own project (per_cluster) is
 // deleted last; an absent one means the cluster is gone.
@@ -129,23 +128,7 @@ func (in *Infra) TearDown(ctx context.Context, c rke2.ClusterRef) error {
 	if len(deleting) > 0 {
 		return fmt.Errorf("openstack: cluster %s: Nova is still deleting %s: %w", c.Name, serverNames(deleting), failure.ErrNotReady)
 	}
-	name := chainName(c)
-	if err := in.releaseLeftovers(ctx, cl, c); err != nil {
-		return err
-	}
-	nets, err := findNetworks(ctx, cl, name)
-	if err != nil {
-		return err
-	}
-	if err := in.deleteRouters(ctx, cl, name); err != nil {
-		return err
-	}
-	for _, n := range nets {
-		if err := in.deleteNetwork(ctx, cl, c, n); err != nil {
-			return err
-		}
-	}
-	if err := deleteGroups(ctx, cl, name); err != nil {
+	if err := clusterNetwork(c, cl.ProjectID).Run(ctx, cl.Network); err != nil {
 		return err
 	}
 	if err := in.deleteKeypairs(ctx, cl, c); err != nil {
@@ -157,18 +140,21 @@ func (in *Infra) TearDown(ctx context.Context, c rke2.ClusterRef) error {
 	return nil
 }
 
-// deleteGroups deletes the project's security groups of that name ("": all of them).
-func deleteGroups(ctx context.Context, cl *conn, name string) error {
-	sgs, err := findGroups(ctx, cl, name)
-	if err != nil {
-		return err
-	}
-	for _, g := range sgs {
-		if err := groups.Delete(ctx, cl.Network, g.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
-			return osc.NeutronErr("delete security group "+g.Name, err)
+// clusterNetwork is the teardown of a cluster's network chain in its project: the network,
+// subnet, router and security group named after it (chainName), its ports that lost their
+// server (bound ones go with it) and its floating IPs.
+func clusterNetwork(c rke2.ClusterRef, projectID string) tenant.NetworkTeardown {
+	return tenant.NetworkTeardown{ProjectID: projectID, Name: chainName(c), Delete: func(o tenant.NetObject) bool {
+		switch o.Kind {
+		case tenant.FloatingIPs:
+			return strings.HasPrefix(o.Description, clusterDesc(c)+" ")
+		case tenant.Ports:
+			return o.Description == clusterDesc(c) && o.DeviceID == ""
+		case tenant.Subnets:
+			return false // deleted with their network
 		}
-	}
-	return nil
+		return true // routers, networks and security groups, listed by name
+	}}
 }
 
 func serverNames(all []servers.Server) string {
@@ -180,90 +166,12 @@ func serverNames(all []servers.Server) string {
 	return strings.Join(names, ", ")
 }
 
-// releaseLeftovers deletes the cluster's floating IPs that lost their server.
-func (in *Infra) releaseLeftovers(ctx context.Context, cl *conn, c rke2.ClusterRef) error {
-	fips, err := listFIPs(ctx, cl, floatingips.ListOpts{})
-	if err != nil {
-		return err
-	}
-	var ours []floatingips.FloatingIP
-	for _, f := range fips {
-		if strings.HasPrefix(f.Description, clusterDesc(c)+" ") {
-			ours = append(ours, f)
-		}
-	}
-	return deleteFIPs(ctx, cl, ours)
-}
-
 func findNetworks(ctx context.Context, cl *conn, name string) ([]networks.Network, error) {
 	page, err := networks.List(cl.Network, networks.ListOpts{Name: name, ProjectID: cl.ProjectID}).AllPages(ctx)
 	if err != nil {
 		return nil, osc.NeutronErr("find network "+name, err)
 	}
 	return networks.ExtractNetworks(page)
-}
-
-func (in *Infra) deleteRouters(ctx context.Context, cl *conn, name string) error {
-	page, err := routers.List(cl.Network, routers.ListOpts{Name: name, ProjectID: cl.ProjectID}).AllPages(ctx)
-	if err != nil {
-		return osc.NeutronErr("find router "+name, err)
-	}
-	found, err := routers.ExtractRouters(page)
-	if err != nil {
-		return err
-	}
-	for _, r := range found {
-		pts, err := osc.RouterPorts(ctx, cl.Network, r.ID)
-		if err != nil {
-			return err
-		}
-		for _, p := range pts {
-			if !strings.HasPrefix(p.DeviceOwner, "network:router_interface") {
-				continue
-			}
-			_, err := routers.RemoveInterface(ctx, cl.Network, r.ID, routers.RemoveInterfaceOpts{PortID: p.ID}).Extract()
-			if err != nil && !osc.IsNotFound(err) {
-				return osc.NeutronErr("disconnect router "+name, err)
-			}
-		}
-		if err := routers.Delete(ctx, cl.Network, r.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
-			return osc.NeutronErr("delete router "+name, err)
-		}
-	}
-	return nil
-}
-
-// deleteNetwork deletes the cluster's unbound ports on the network, then the network (its
-// subnet goes with it). A port bound to something else blocks it, named.
-func (in *Infra) deleteNetwork(ctx context.Context, cl *conn, c rke2.ClusterRef, n networks.Network) error {
-	page, err := ports.List(cl.Network, ports.ListOpts{NetworkID: n.ID}).AllPages(ctx)
-	if err != nil {
-		return osc.NeutronErr("list ports of network "+n.Name, err)
-	}
-	pts, err := ports.ExtractPorts(page)
-	if err != nil {
-		return err
-	}
-	var blockers []string
-	for _, p := range pts {
-		switch {
-		case p.Description == clusterDesc(c) && p.DeviceID == "":
-			if err := ports.Delete(ctx, cl.Network, p.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
-				return osc.NeutronErr("delete port "+p.Name, err)
-			}
-		case strings.HasPrefix(p.DeviceOwner, "network:dhcp"):
-		default:
-			blockers = append(blockers, fmt.Sprintf("port %s (%s, device %s %s)", p.Name, p.ID, p.DeviceOwner, p.DeviceID))
-		}
-	}
-	if len(blockers) > 0 {
-		sort.Strings(blockers)
-		return failure.Errorf("openstack: network %s is still used by %s", n.Name, strings.Join(blockers, ", "))
-	}
-	if err := networks.Delete(ctx, cl.Network, n.ID).ExtractErr(); err != nil && !osc.IsNotFound(err) {
-		return osc.NeutronErr("delete network "+n.Name, err)
-	}
-	return nil
 }
 
 func (in *Infra) deleteKeypairs(ctx context.Context, cl *conn, c rke2.ClusterRef) error {
