@@ -109,6 +109,7 @@ func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request, cid str
 	if a, ok := in["annotations"].(map[string]string); ok {
 		maps.Copy(ns.Annotations, a)
 	}
+	ns.Annotations[creatorIDKey] = simUserID // norman records the creator (removal.go)
 	if pid, _ := in["projectId"].(string); pid != "" {
 		ns.Annotations[projectIDKey] = pid
 		ns.Labels[projectIDKey] = projectPart(pid)

@@ -242,17 +242,30 @@ func (r rancherPort) DeleteNode(ctx context.Context, _ rke2.RancherCluster, id s
 
 // Capacity implements rke2.Rancher.
 func (r rancherPort) Capacity(ctx context.Context, rc rke2.RancherCluster) (rke2.Capacity, error) {
-	c, err := r.c.ClusterCapacity(ctx, rc.ManagementID)
+	id, err := managed(rc)
+	if err != nil {
+		return rke2.Capacity{}, err
+	}
+	c, err := r.c.ClusterCapacity(ctx, id)
 	return rke2.Capacity(c), err
 }
 
-// BindGroup implements rke2.Rancher.
+// BindGroup implements rke2.Rancher: failure.ErrNotReady until Rancher has made the management
+// cluster (its create answer has no id; v2.12.0 names it a moment later), where a binding with
+// no cluster id would be refused for good (422).
 func (r rancherPort) BindGroup(ctx context.Context, rc rke2.RancherCluster, principal, role string) error {
-	return r.c.BindClusterGroup(ctx, rc.ManagementID, principal, role)
+	id, err := managed(rc)
+	if err != nil {
+		return err
+	}
+	return r.c.BindClusterGroup(ctx, id, principal, role)
 }
 
-// UnbindGroups implements rke2.Rancher.
+// UnbindGroups implements rke2.Rancher (nothing to unbind without a management cluster).
 func (r rancherPort) UnbindGroups(ctx context.Context, rc rke2.RancherCluster, principals []string) error {
+	if rc.ManagementID == "" {
+		return nil
+	}
 	return r.c.UnbindClusterGroups(ctx, rc.ManagementID, principals)
 }
 
