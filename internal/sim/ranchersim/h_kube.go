@@ -14,6 +14,9 @@ import (
 // token (the caller's Rancher token was checked already).
 func (s *Server) k8sProxy(cid, tail string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if s.serveLocalReview(w, r, cid, tail) {
+			return
+		}
 		if !s.clusterExists(cid) {
 			writeError(w, http.StatusNotFound, "NotFound", "clusters.management.cattle.io \""+cid+"\" not found")
 			return

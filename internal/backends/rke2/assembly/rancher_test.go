@@ -271,3 +271,23 @@ func TestKubeconfig(t *testing.T) {
 		t.Fatalf("unknown cluster: %v", err)
 	}
 }
+
+// TestDiagnose: the v3 and v1 APIs answer the key, and the key's rights on provisioning clusters
+// are asked of Rancher's own cluster (the simulator's key acts for an administrator; the real
+// Rancher's restricted keys: rancher_real_test.go).
+func TestDiagnose(t *testing.T) {
+	sim, c, _ := newSim(t)
+	lines := map[string]bool{}
+	for _, l := range c.Diagnose(context.Background()) {
+		lines[l.Name] = l.OK
+		if !l.OK {
+			t.Errorf("%s: %s", l.Name, l.Detail)
+		}
+	}
+	if len(lines) != 3 || !lines["rancher rights"] {
+		t.Fatalf("lines %v", lines)
+	}
+	if got := sim.Calls()["k8s.POST"]; got != len(provRights) {
+		t.Fatalf("%d access reviews, want %d", got, len(provRights))
+	}
+}
