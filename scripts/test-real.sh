@@ -19,10 +19,15 @@
 #     purged, the .rpm's metadata and the SBOM checked (scripts/release/test-deb.sh; root), with
 #     nfpm and cyclonedx-gomod built from the module proxy and cached (scripts/release/tools.sh);
 #   - Chromium: Debian's headless Chromium renders the built agent's /status page to a PNG and a
-#     DOM, checked by test/e2e (installing the package needs root).
+#     DOM, checked by test/e2e (installing the package needs root);
+#   - Rancher: a real Rancher v2.12.0 built from its source (scripts/rancher/build.sh, cached)
+#     and started on loopback (scripts/rancher/up.sh, stopped again at the end) for the rancher
+#     backend, the rke2 backend's Rancher port and their diagnostics. The Rancher module is not on
+#     the module proxy: without its source (RANCHER_SRC, the cache, or github.com) these tests
+#     are skipped with a loud notice saying how to provide it, and the run stays green.
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
-# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 leave a part out (e.g. on a
-# machine without root). HELM needs KUBE. COMPUTE=0 leaves out real Nova servers (OpenStack
+# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 /
+# RANCHER=0 leave a part out (e.g. on a machine without root). HELM and RANCHER need KUBE (etcd). COMPUTE=0 leaves out real Nova servers (OpenStack
 # APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +51,7 @@ if [ -z "${DEB:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
   echo "NOTICE: not root: skipping the package test (it installs the .deb with dpkg); run as root or set DEB=1" >&2
   DEB=0
 fi
-[ "${KUBE:-1}" = 1 ] || HELM=0
+[ "${KUBE:-1}" = 1 ] || { HELM=0; RANCHER=0; }
 # Chromium: installing Debian's package needs root; once installed a normal user runs it.
 if [ -z "${CHROMIUM:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ] && ! command -v chromium >/dev/null; then
   echo "NOTICE: not root and chromium is not installed: skipping the status page screenshot test; run as root or set CHROMIUM=1" >&2
@@ -73,6 +78,13 @@ if [ "${HELM:-1}" = 1 ]; then
   log "building Helm in the background (log: /tmp/site-agent-helm-build.log)"
   ./scripts/helm/build.sh >/tmp/site-agent-helm-build.log 2>&1 &
   helm_pid=$!
+fi
+rancher_pid=""
+if [ "${RANCHER:-1}" = 1 ]; then
+  # Cached: a check of the stamp; else a clone and a long Go build, alongside the others.
+  log "building Rancher in the background (log: /tmp/site-agent-rancher-build.log)"
+  ./scripts/rancher/build.sh >/tmp/site-agent-rancher-build.log 2>&1 &
+  rancher_pid=$!
 fi
 os_pid=""
 [ "${OPENSTACK:-1}" = 1 ] || COMPUTE=0
@@ -155,6 +167,34 @@ if [ "${CHROMIUM:-1}" = 1 ]; then
   e2e+=(RealChromium)
 fi
 
+rancher_notice=""
+if [ -n "$rancher_pid" ]; then
+  log "waiting for the Rancher build ($(elapsed))"
+  rc=0
+  wait "$rancher_pid" || rc=$?
+  if [ "$rc" = 3 ]; then
+    # No source: the build printed how to provide it. Skip loudly, never red.
+    rancher_notice="NOTICE: the real-Rancher tests were SKIPPED: no Rancher ${RANCHER_VERSION:-v2.12.0} source.
+  Provide it with RANCHER_SRC=/path/to/a/checkout/of/rancher/rancher (tag v2.12.0), or unpack it
+  into ${SITE_AGENT_CACHE:-$HOME/.cache/site-agent}/rancher/src/${RANCHER_VERSION:-v2.12.0}, or let this machine reach github.com."
+    cat /tmp/site-agent-rancher-build.log >&2
+    echo "$rancher_notice" >&2
+    export SITE_AGENT_RANCHER=0
+  elif [ "$rc" != 0 ]; then
+    tail -50 /tmp/site-agent-rancher-build.log
+    echo "scripts/rancher/build.sh failed" >&2
+    exit 1
+  else
+    log "starting Rancher ($(elapsed))"
+    SITE_AGENT_RANCHER_BIN="$(tail -1 /tmp/site-agent-rancher-build.log)" ./scripts/rancher/up.sh
+    trap './scripts/rancher/down.sh || true' EXIT
+    packages+=(./internal/backends/rke2/assembly/)
+    e2e+=(RealRancher)
+  fi
+else
+  export SITE_AGENT_RANCHER=0
+fi
+
 log "go test (real servers) ${packages[*]} ($(elapsed))"
 # -p 1: the OpenStack crash test restarts neutron-server, which other packages also use
 go test -race -count=1 -p 1 -timeout 30m "${packages[@]}"
@@ -204,4 +244,5 @@ if [ -n "$release_tools_pid" ]; then
   fi
   ./scripts/release/test-deb.sh
 fi
+[ -z "$rancher_notice" ] || printf '\n%s\n' "$rancher_notice" >&2
 log "done in $(elapsed)"
