@@ -2,7 +2,8 @@
 # Tier 2: tests against real servers that run on this machine, each installed or built by its
 # own script and cached between runs:
 #   - Kubernetes: kube-apiserver + kube-controller-manager v1.36.3 built from the module proxy
-#     (scripts/kube/build.sh, cached in ~/.cache/site-agent) with Debian's etcd;
+#     (scripts/kube/build.sh, cached in ~/.cache/site-agent) with Debian's etcd, and KWOK v0.8.0
+#     (scripts/kwok/build.sh, same cache) as the virtual clusters' kubelet stand-in;
 #   - OpenStack Zed APIs from Debian's packages on PostgreSQL (scripts/openstack/up.sh, root),
 #     with real Nova servers (--compute: Glance, conductor, scheduler, nova-compute and
 #     cinder-volume with fake drivers, on the RabbitMQ below) for the rke2 backend;
@@ -24,7 +25,9 @@
 #     and started on loopback (scripts/rancher/up.sh, stopped again at the end) for the rancher
 #     backend, the rke2 backend's Rancher port and their diagnostics. The Rancher module is not on
 #     the module proxy: without its source (RANCHER_SRC, the cache, or github.com) these tests
-#     are skipped with a loud notice saying how to provide it, and the run stays green.
+#     are skipped with a loud notice saying how to provide it, and the run stays green;
+#   - a soak: the tunnel, leader and stomp packages 20 times each, two copies at once under
+#     -race (their timing-sensitive tests must not flake under load); SOAK=0 leaves it out.
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
 # OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 /
 # RANCHER=0 leave a part out (e.g. on a machine without root). HELM and RANCHER need KUBE (etcd). COMPUTE=0 leaves out real Nova servers (OpenStack
@@ -127,6 +130,9 @@ e2e=()
 if [ "${KUBE:-1}" = 1 ]; then
   log "Kubernetes control plane binaries ($(elapsed))"
   ./scripts/kube/build.sh
+  log "KWOK, the virtual clusters' kubelet stand-in ($(elapsed))"
+  SITE_AGENT_KWOK_BIN="$(./scripts/kwok/build.sh | tail -1)"
+  export SITE_AGENT_KWOK_BIN
   packages+=(./internal/backends/rancher/... ./internal/backends/rancherkccrd/ ./internal/backends/rke2/argocd/ ./internal/leader/... ./internal/vclusters/...)
   e2e+=(Rancher RancherKcCrd LeaderElection)
 fi
@@ -207,10 +213,31 @@ if [ -n "$cloudinit_pid" ]; then
   fi
   go test -count=1 -run 'TestCloudInitSchemaReal' ./internal/backends/rke2/
 fi
-if [ "${KUBE:-1}" = 1 ]; then
-  # The tunnel tests skip under -race (remotedialer v0.6.1 data race, rancher/remotedialer#261).
-  log "virtual clusters without -race ($(elapsed))"
-  go test -count=1 -p 1 -timeout 20m ./internal/vclusters/... ./internal/sim/ranchersim/
+if [ "${SOAK:-1}" = 1 ]; then
+  soak=(./internal/vclusters/tunnel/)
+  [ "${KUBE:-1}" = 1 ] && soak+=(./internal/leader/)
+  [ -n "$rmq_pid" ] && soak+=(./internal/stomp/)
+  log "soak: ${soak[*]} -count=20, two copies at once ($(elapsed))"
+  soak_t0=$(date +%s)
+  go test -race -count=1 -run '^$' "${soak[@]}" >/dev/null # build once, then run twice at once
+  pids=()
+  for copy in 1 2; do
+    nice -n 5 go test -race -count=20 -p 1 -timeout 30m "${soak[@]}" >"/tmp/site-agent-soak-$copy.log" 2>&1 &
+    pids+=($!)
+  done
+  soak_failed=0
+  for copy in 1 2; do
+    if ! wait "${pids[$((copy - 1))]}"; then
+      soak_failed=1
+      grep -E -B2 -A20 '^(--- FAIL|WARNING: DATA RACE|panic:)' "/tmp/site-agent-soak-$copy.log" | head -150
+    fi
+    grep -E '^(ok|FAIL|---)' "/tmp/site-agent-soak-$copy.log" | sed "s/^/copy $copy: /"
+  done
+  echo "soak took $(( $(date +%s) - soak_t0 )) s"
+  if [ "$soak_failed" = 1 ]; then
+    echo "the soak failed: a test flaked under load (logs: /tmp/site-agent-soak-{1,2}.log)" >&2
+    exit 1
+  fi
 fi
 if [ ${#e2e[@]} -gt 0 ]; then
   run=$(IFS='|'; echo "${e2e[*]}")

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestReleaseLinksNoTestCode keeps simulators, their OpenAPI validator, the testing package and
-// client-go's generated clientset out of the release binary (they cost start-up time and
-// memory, and the first three are not product code).
+// TestReleaseLinksNoTestCode keeps simulators, their OpenAPI validator, the testing package,
+// client-go's generated clientset and the virtual-clusters load tool (with remotedialer and
+// net/http/pprof) out of the release binary (they cost start-up time and memory, and none of
+// them is the agent).
 func TestReleaseLinksNoTestCode(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
@@ -26,6 +27,10 @@ func TestReleaseLinksNoTestCode(t *testing.T) {
 		"k8s.io/client-go/informers",
 		"k8s.io/client-go/tools/leaderelection",
 		"k8s.io/client-go/applyconfigurations",
+		// The virtual-clusters tool is its own program (cmd/site-agent-vclusters).
+		"github.com/waldur/site-agent/internal/vclusters",
+		"github.com/rancher/remotedialer",
+		"net/http/pprof",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 50 {

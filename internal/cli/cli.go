@@ -138,7 +138,7 @@ func noArgs(_ *cobra.Command, args []string) error {
 }
 
 // passthrough is a command that parses its own arguments (-h included): the wrapping program's
-// extra commands and virtual-clusters.
+// extra commands.
 func (a *app) passthrough(name, short string, run func(ctx context.Context, args []string) int) *cobra.Command {
 	return &cobra.Command{Use: name, Short: short, DisableFlagParsing: true,
 		RunE: a.do(func(cmd *cobra.Command, args []string) int { return run(cmd.Context(), args) })}

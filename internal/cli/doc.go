@@ -6,8 +6,8 @@
 // optionally only while holding a leader-election lease) parses the flags and hands over to
 // internal/agent, which assembles and supervises the agent; the other commands are check-config,
 // diagnostics (probes.go runs every upstream of every offering at once, each under its deadline),
-// load-components, load-historical-usage, healthz, version, virtual-clusters
-// (internal/vclusters) and a pointer to the demo program. Called by one of the incumbent's
+// load-components, load-historical-usage, healthz, version, and pointers to the demo and
+// virtual-clusters programs. Called by one of the incumbent's
 // console-script names (Main, incumbent.go), the binary is that command.
 //
 // Every command that reads the configuration validates it as the agent does before it starts

@@ -3,13 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/waldur/site-agent/internal/modes"
-	"github.com/waldur/site-agent/internal/vclusters"
 )
 
 const rootLong = `site-agent connects a provider's infrastructure to the Waldur marketplace.
@@ -48,7 +46,7 @@ func (a *app) root(extra []Command) *cobra.Command {
 		}))
 	}
 	if !names["demo"] {
-		root.AddCommand(a.demoPointer())
+		root.AddCommand(a.pointer("demo", "the demo is a separate program (it links the Waldur simulator, which the release binary leaves out): go run ./cmd/site-agent-demo"))
 	}
 	root.SetHelpCommandGroupID("agent")
 	root.SetCompletionCommandGroupID("agent")
@@ -80,22 +78,16 @@ func (a *app) agentCommand(use string, top bool) *cobra.Command {
 // commands are the subcommands of the release binary.
 func (a *app) commands() []*cobra.Command {
 	run := a.agentCommand("run [-m MODE] [-c FILE] [flags]", false)
-	vc := a.passthrough("virtual-clusters", "run virtual clusters connected to Rancher (load testing; -h for its flags)",
-		func(ctx context.Context, args []string) int {
-			environ := os.Environ
-			if a.io.Environ != nil {
-				environ = a.io.Environ
-			}
-			return vclusters.Command(ctx, args, a.io.Stdout, a.io.Stderr, environ())
-		})
+	vc := a.pointer("virtual-clusters", "virtual clusters are a separate program (it links remotedialer, which the release binary leaves out): go run ./cmd/site-agent-vclusters")
 	return []*cobra.Command{run, a.diagnosticsCommand("diagnostics"), a.loadComponentsCommand("load-components"),
 		a.checkConfigCommand(), a.healthzCommand("healthz"), a.historyCommand("load-historical-usage"), vc, a.versionCommand()}
 }
 
-// demoPointer answers `site-agent demo` in the release binary, which links no simulator.
-func (a *app) demoPointer() *cobra.Command {
-	return &cobra.Command{Use: "demo", Hidden: true, DisableFlagParsing: true, RunE: a.do(func(*cobra.Command, []string) int {
-		fmt.Fprintln(a.io.Stderr, "site-agent: the demo is a separate program (it links the Waldur simulator, which the release binary leaves out): go run ./cmd/site-agent-demo")
+// pointer answers a command the release binary leaves to a program of its own (`demo`, which
+// links the Waldur simulator; `virtual-clusters`, which links remotedialer): exit 2 naming it.
+func (a *app) pointer(name, why string) *cobra.Command {
+	return &cobra.Command{Use: name, Hidden: true, DisableFlagParsing: true, RunE: a.do(func(*cobra.Command, []string) int {
+		fmt.Fprintln(a.io.Stderr, "site-agent: "+why)
 		return ExitUsage
 	})}
 }

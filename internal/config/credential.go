@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/waldur/site-agent/internal/secret"
 )
 
 // CredentialPrefix marks a string value that names a systemd credential:
@@ -41,14 +39,8 @@ func resolveCredentials(raw map[string]any, environ func() []string) *Error {
 			return &Error{Key: refs[ref][0], Problem: err.Error()}
 		}
 		values[ref] = v
-		secret.New(v) // registered with the scrubber: it never leaves the process in text
 	}
-	replaceStrings(raw, func(value string) string {
-		if v, ok := values[value]; ok {
-			return v
-		}
-		return value
-	})
+	substitute(raw, values)
 	return nil
 }
 

@@ -52,14 +52,8 @@ func resolveRefs(ctx context.Context, raw map[string]any, newResolver NewResolve
 			return &Error{Key: keysOf(ref), Problem: fmt.Sprintf("cannot resolve %s: %v", ref, err)}
 		}
 		values[ref] = v
-		secret.New(v) // registered with the scrubber: it never leaves the process in text
 	}
-	replaceStrings(raw, func(value string) string {
-		if v, ok := values[value]; ok {
-			return v
-		}
-		return value
-	})
+	substitute(raw, values)
 	return nil
 }
 
@@ -86,6 +80,20 @@ func walkStrings(v any, path string, fn func(key, value string)) {
 			walkStrings(val, fmt.Sprintf("%s[%d]", path, i), fn)
 		}
 	}
+}
+
+// substitute replaces every string of raw that is a key of values with its value, each value
+// registered with the scrubber first: it never leaves the process in text.
+func substitute(raw map[string]any, values map[string]string) {
+	for _, v := range values {
+		secret.New(v)
+	}
+	replaceStrings(raw, func(value string) string {
+		if v, ok := values[value]; ok {
+			return v
+		}
+		return value
+	})
 }
 
 func replaceStrings(v any, fn func(string) string) {

@@ -82,11 +82,13 @@ func (m *EventMode) declare(u *Unit) {
 	var types []string
 	if eo.orders != nil {
 		m.Orders.declare(eo.orders)
+		m.Env.Metrics.EventPassesCoalesced.WithLabelValues(u.metricID(), passOrders)
 		types = append(types, orderTypes...)
 	}
 	if eo.members != nil {
 		m.Membership.declare(eo.members)
 		m.Env.Metrics.DeclareOffering(u.Offering.UUID, u.Offering.Name, "waldur", eo.members.Backend.Name)
+		m.Env.Metrics.EventPassesCoalesced.WithLabelValues(u.metricID(), passMembership)
 		types = append(types, memberTypes...)
 	}
 	if m.Options.DryRun {

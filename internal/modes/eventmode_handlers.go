@@ -123,8 +123,9 @@ func (m *EventMode) onRole(ctx context.Context, u *Unit, body []byte) (string, e
 }
 
 // onOfferingUser syncs the resources a user's offering account matters for: those named by
-// backend id, else every resource (the user's projects are not in the event). Attribute-only
-// changes need nothing: no backend here stores user attributes.
+// backend id, else every resource (the user's projects are not in the event: a full membership
+// pass, asked for in the background and coalesced, see fullPass). Attribute-only changes need
+// nothing: no backend here stores user attributes.
 func (m *EventMode) onOfferingUser(ctx context.Context, eo *eventOffering, u *Unit, body []byte) (string, error) {
 	var ev struct {
 		Action     string   `json:"action"`
@@ -139,7 +140,8 @@ func (m *EventMode) onOfferingUser(ctx context.Context, eo *eventOffering, u *Un
 		return evDropped, nil
 	}
 	if len(ev.BackendIDs) == 0 {
-		return outcome(eo.membersPass.run(ctx, func(ctx context.Context) error { return m.Membership.RunOnce(ctx, u) }))
+		m.fullPass(ctx, eo, passMembership)
+		return evHandled, nil
 	}
 	all, err := u.Waldur.ListResources(ctx, u.Offering.UUID, wc.ResourceOK, wc.ResourceErred)
 	if err != nil {
@@ -162,7 +164,8 @@ func (m *EventMode) onOfferingUser(ctx context.Context, eo *eventOffering, u *Un
 }
 
 // onForcedSync is Waldur's "sync resources" button: a full order pass and a full membership
-// pass (which also recreates backend objects that went missing).
+// pass (which also recreates backend objects that went missing), asked for in the background and
+// coalesced (fullPass).
 func (m *EventMode) onForcedSync(ctx context.Context, eo *eventOffering, u *Unit, body []byte) (string, error) {
 	var ev struct {
 		OfferingUUID string `json:"offering_uuid"`
@@ -170,12 +173,9 @@ func (m *EventMode) onForcedSync(ctx context.Context, eo *eventOffering, u *Unit
 	if err := decode(body, &ev); err != nil || (ev.OfferingUUID != "" && hex(ev.OfferingUUID) != hex(u.Offering.UUID)) {
 		return evMalformed, orMalformed(err, "offering_uuid")
 	}
-	var errs []error
-	if eo.orders != nil {
-		errs = append(errs, eo.ordersPass.run(ctx, func(ctx context.Context) error { return m.Orders.RunOnce(ctx, eo.orders) }))
-	}
-	errs = append(errs, eo.membersPass.run(ctx, func(ctx context.Context) error { return m.Membership.RunOnce(ctx, u) }))
-	return outcome(errors.Join(errs...))
+	m.fullPass(ctx, eo, passOrders)
+	m.fullPass(ctx, eo, passMembership)
+	return evHandled, nil
 }
 
 func (m *EventMode) syncResource(ctx context.Context, u *Unit, id string) (string, error) {

@@ -183,24 +183,13 @@ func (m *EventMode) prepare(ctx context.Context, u *Unit, identity, typ string) 
 	return s, nil
 }
 
-// reconcileSide runs, in the background, the pass covering typ's events.
+// reconcileSide asks for the pass covering typ's events (in the background, coalesced).
 func (m *EventMode) reconcileSide(ctx context.Context, eo *eventOffering, typ string) {
+	side := passMembership
 	if typ == "order" {
-		eo.ordersPass.trigger(ctx, &eo.bg, func(ctx context.Context) error {
-			return logged(eo.orders, "order reconciliation", m.Orders.RunOnce(ctx, eo.orders))
-		})
-		return
+		side = passOrders
 	}
-	eo.membersPass.trigger(ctx, &eo.bg, func(ctx context.Context) error {
-		return logged(eo.members, "membership reconciliation", m.Membership.RunOnce(ctx, eo.members))
-	})
-}
-
-func logged(u *Unit, what string, err error) error {
-	if err != nil {
-		u.Log.Warn(what+" failed; the next one retries", zap.Error(err))
-	}
-	return err
+	m.fullPass(ctx, eo, side)
 }
 
 // healthChecks checks Waldur every HealthEvery until stop, as the incumbent's event loop did.

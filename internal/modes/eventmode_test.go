@@ -11,10 +11,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/inmemory"
 	"github.com/waldur/site-agent/internal/sim/stompsim"
 	"github.com/waldur/site-agent/internal/sim/waldursim"
 	"github.com/waldur/site-agent/internal/stomp"
+	"github.com/waldur/site-agent/internal/telemetry"
 )
 
 // evRig is an in-process event_process agent: Waldur simulator → in-process STOMP broker →
@@ -29,6 +31,13 @@ type evRig struct {
 
 func newEventRig(t *testing.T) *evRig {
 	t.Helper()
+	return newEventRigWith(t, nil)
+}
+
+// newEventRigWith is newEventRig whose order and membership sides' backends wrap changes (a
+// backend that hangs, say); nil leaves the in-memory backend as it is.
+func newEventRigWith(t *testing.T, wrap func(*backends.Set)) *evRig {
+	t.Helper()
 	broker := stompsim.New(stompsim.Options{})
 	f := newFlow(t, waldursim.Options{Broker: broker}, inmemory.Settings{})
 	f.now = time.Time{} // real time: heart-beats and backoff run on the wall clock
@@ -41,9 +50,15 @@ func newEventRig(t *testing.T) *evRig {
 	off.EventBroker.Host, off.EventBroker.Path, off.EventBroker.TLS = host, "/ws", false
 	off.EventBroker.Port, _ = strconv.Atoi(port)
 	f.env.Mode = "event_process"
+	f.env.Status = telemetry.NewStatus("t")
 	reg := &Registrar{Env: f.env, Started: time.Now()}
-	m, units := NewEventMode(f.env, reg, []EventOffering{{Offering: off, Waldur: f.unit.Waldur, Orders: f.unit.Backend,
-		Membership: f.unit.Backend, Log: f.unit.Log}}, EventModeOptions{HeartBeat: time.Second,
+	orders, membership := f.unit.Backend, f.unit.Backend
+	if wrap != nil {
+		wrap(&orders)
+		wrap(&membership)
+	}
+	m, units := NewEventMode(f.env, reg, []EventOffering{{Offering: off, Waldur: f.unit.Waldur, Orders: orders,
+		Membership: membership, Log: f.unit.Log}}, EventModeOptions{HeartBeat: time.Second,
 		Backoff: stomp.Backoff{RefusedMin: 50 * time.Millisecond, RefusedMax: 200 * time.Millisecond}})
 	r := &evRig{flow: f, broker: broker, mode: m}
 	f.unit = units[0]
@@ -220,9 +235,7 @@ func TestForcedSyncRunsBothPasses(t *testing.T) {
 	if res != evHandled || err != nil {
 		t.Fatalf("%s %v", res, err)
 	}
-	if st := r.order(o.UUID).State; st != waldursim.OrderDone {
-		t.Errorf("order %s", st)
-	}
+	r.waitFor("order done by the forced order pass", func() bool { return r.order(o.UUID).State == waldursim.OrderDone })
 	if res, _ := r.mode.dispatch(context.Background(), eo, eo.members, syncType, []byte(`{"offering_uuid": "e2ef0000000000000000000000000999"}`)); res != evMalformed {
 		t.Errorf("another offering's sync: %s", res)
 	}

@@ -224,15 +224,31 @@ func jitter(period time.Duration) time.Duration {
 }
 
 // forEach runs fn for every item with at most n at once, stopping early (without starting new
-// items) when a stop was requested.
+// items) when a stop was requested. A panic in one item does not end the process (errgroup's
+// goroutines are not the cycle's, whose recover would not see it): the other items run on, and
+// the first panic is raised again in the caller once all have finished, where the cycle's
+// recover logs and counts it.
 func forEach[T any](ctx context.Context, n int, items []T, fn func(T)) {
 	var g errgroup.Group
 	g.SetLimit(max(n, 1))
+	var once sync.Once
+	var panicked any
 	for _, it := range items {
 		if Stopping(ctx) {
 			break
 		}
-		g.Go(func() error { fn(it); return nil })
+		g.Go(func() error {
+			defer func() {
+				if p := recover(); p != nil {
+					once.Do(func() { panicked = fmt.Sprintf("%v\n%s", p, debug.Stack()) })
+				}
+			}()
+			fn(it)
+			return nil
+		})
 	}
 	_ = g.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 }

@@ -2,6 +2,8 @@ package modes
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,5 +77,28 @@ func TestRunnerFenceCutsWorkInFlightAtOnce(t *testing.T) {
 	}
 	if m.cut.Load() != 1 || m.finished.Load() != 0 {
 		t.Fatalf("fenced: finished %d, cut %d; the cycle in flight should have been cut", m.finished.Load(), m.cut.Load())
+	}
+}
+
+// A panic in one item of a pass neither ends the process nor stops the other items: forEach
+// raises it again in its caller (the cycle, whose recover counts it) once all have finished.
+func TestForEachPanicReachesTheCallerAfterTheOthers(t *testing.T) {
+	var done atomic.Int32
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		forEach(context.Background(), 2, []int{1, 2, 3, 4, 5}, func(i int) {
+			if i == 2 {
+				panic("resource 2 is broken")
+			}
+			time.Sleep(10 * time.Millisecond)
+			done.Add(1)
+		})
+	}()
+	if got == nil || !strings.Contains(fmt.Sprint(got), "resource 2 is broken") {
+		t.Fatalf("recovered %v", got)
+	}
+	if done.Load() != 4 {
+		t.Fatalf("%d of the 4 other items ran", done.Load())
 	}
 }

@@ -49,6 +49,9 @@ type Metrics struct {
 	EventConnections *prometheus.CounterVec   // offering_uuid, object_type: connections established
 	EventMessages    *prometheus.CounterVec   // offering_uuid, object_type, result
 	EventHandling    *prometheus.HistogramVec // object_type: receipt → handled
+	// EventPassesCoalesced counts asks for a full pass (an offering_user event without backend
+	// ids, a forced sync, a listener that reconnected) that a pass already waiting covered.
+	EventPassesCoalesced *prometheus.CounterVec // offering_uuid, pass (order, membership)
 
 	runtimeOnce sync.Once
 }
@@ -93,7 +96,9 @@ func NewMetrics() *Metrics {
 	m.EventConnections = counter("event_connections_total", "Event broker connections established (the first and every reconnect).", "offering_uuid", "object_type")
 	m.EventMessages = counter("event_messages_total", "Events received by result (handled, dropped, malformed, failed).", "offering_uuid", "object_type", "result")
 	m.EventHandling = histogram("event_handling_duration_seconds", "Time from an event's arrival to the end of its handling.", prometheus.ExponentialBuckets(0.001, 3, 10), "object_type")
-	m.Registry.MustRegister(m.EventConnected, m.EventConnections, m.EventMessages, m.EventHandling)
+	m.EventPassesCoalesced = counter("event_passes_coalesced_total",
+		"Asks for a full pass (order or membership) covered by a pass already waiting to start.", "offering_uuid", "pass")
+	m.Registry.MustRegister(m.EventConnected, m.EventConnections, m.EventMessages, m.EventHandling, m.EventPassesCoalesced)
 	m.Registry.MustRegister(m.Orders, m.OrdersPending, m.WaldurRequests, m.WaldurLatency, m.BackendOps, m.BackendLatency,
 		m.UpstreamErrors, m.UsageReports, m.MemberChanges, m.ResourceErrors, m.BackendDegraded, m.OfferingInfo, m.Info, m.Leader,
 		m.LeaderChanges, m.ConfigReloads, m.Panics)

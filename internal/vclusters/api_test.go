@@ -10,10 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 	"k8s.io/client-go/rest"
 
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/vclusters/tunnel"
 )
 
 // unreachableDeps point at a main API server that is not there: setup fails and is retried,
@@ -150,7 +154,10 @@ func TestCreateBeforeRunIsRefused(t *testing.T) {
 	}
 	// Through the API it is a retryable 503, not a server error.
 	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/clusters", strings.NewReader(`{"name":"early"}`)))
+	req := httptest.NewRequest(http.MethodPost, "/clusters", strings.NewReader(`{"name":"early"}`))
+	req.Host = "localhost:9090"
+	req.Header.Set("Content-Type", "application/json")
+	m.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
 		t.Errorf("POST before Run: %d %q", rec.Code, rec.Body.String())
 	}
@@ -174,5 +181,87 @@ func waitForLong(t testing.TB, limit time.Duration, what string, ok func() bool)
 			t.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A handshake Rancher refuses is logged with its answer (e.g. real Rancher's 400 conflict at
+// /v3/connect/register), not only counted.
+func TestRefusedHandshakesAreLogged(t *testing.T) {
+	sim, srv := rancherSim(t)
+	core, logs := observer.New(zapcore.InfoLevel)
+	deps := unreachableDeps(t)
+	deps.Logger = zap.New(core)
+	m, err := NewManager(testConfig(t, srv.URL, sim.Token()), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(Record{Name: "vc-log", ID: "vc-1"})
+	conflict := `Operation cannot be fulfilled on clusters.management.cattle.io "c-x": the object has been modified`
+	m.handshakeFailed(c, tunnel.Agent, &tunnel.HandshakeError{Status: 400, Body: conflict})
+	got := logs.FilterMessage("rancher refused the tunnel handshake, retrying").All()
+	if len(got) != 1 || got[0].ContextMap()["answer"] != conflict || got[0].ContextMap()["status"] != int64(400) {
+		t.Errorf("logged %v", logs.All())
+	}
+}
+
+// Scale and chaos requests are checked before anything changes; a cluster still being set up
+// gets the new size from its setup.
+func TestScaleAndChaosRequests(t *testing.T) {
+	sim, srv := rancherSim(t)
+	m, err := NewManager(testConfig(t, srv.URL, sim.Token()), unreachableDeps(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runManager(t, m)
+	h := m.Handler()
+	if a := call(t, h, "POST", "/clusters", `{"name":"vc-size"}`); a.code != 201 || a.body["nodes"] != 3.0 || a.body["pods"] != 10.0 {
+		t.Fatalf("create: %d %s", a.code, a.raw)
+	}
+	for _, tc := range []struct {
+		path, body string
+		code       int
+		says       string
+	}{
+		{"/clusters/vc-size/scale", `{}`, 400, "or both"},
+		{"/clusters/vc-size/scale", `{"nodes":2,"cpus":4}`, 400, "unknown field"},
+		{"/clusters/vc-size/scale", `{"nodes":"two"}`, 400, "JSON object"},
+		{"/clusters/vc-size/scale", `{"nodes":0}`, 422, "nodes must be between 1 and 1000"},
+		{"/clusters/vc-size/scale", `{"pods":10001}`, 422, "pods must be between 0 and 10000"},
+		{"/clusters/nope/scale", `{"nodes":2}`, 404, "no virtual cluster named nope"},
+		{"/clusters/vc-size/chaos", `{}`, 400, "must set"},
+		{"/clusters/vc-size/chaos", `{"notready":4}`, 422, "between 0 and the cluster's 3 nodes"},
+		{"/clusters/vc-size/chaos", `{"notready":-1}`, 422, "between 0"},
+		{"/clusters/nope/chaos", `{"notready":1}`, 404, "no virtual cluster named nope"},
+	} {
+		if a := call(t, h, "POST", tc.path, tc.body); a.code != tc.code || !strings.Contains(a.raw, tc.says) {
+			t.Errorf("POST %s %s: %d %s, want %d and %q", tc.path, tc.body, a.code, a.raw, tc.code, tc.says)
+		}
+	}
+	if a := call(t, h, "POST", "/clusters/vc-size/scale", `{"nodes":5,"pods":7}`); a.code != 200 || a.body["nodes"] != 5.0 || a.body["pods"] != 7.0 {
+		t.Errorf("scale: %d %s", a.code, a.raw)
+	}
+	if a := call(t, h, "POST", "/clusters/vc-size/chaos", `{"notready":2}`); a.code != 200 || a.body["notReady"] != 2.0 {
+		t.Errorf("chaos: %d %s", a.code, a.raw)
+	}
+	if a := call(t, h, "POST", "/clusters/vc-size/scale", `{"nodes":1}`); a.code != 200 || a.body["nodes"] != 1.0 || a.body["pods"] != 7.0 || a.body["notReady"] != 1.0 {
+		t.Errorf("scale below the nodes told to stop: %d %s", a.code, a.raw)
+	}
+	// The size is recorded: a restarted tool keeps it.
+	waitFor(t, "the state file", func() bool {
+		st, err := newStateFile(m.cfg.StateDir).load()
+		return err == nil && len(st) == 1 && st[0].Nodes == 1 && st[0].Pods == 7 && st[0].NotReady == 1
+	})
+
+	// Without a kubelet stand-in no Node heartbeats, so there is nothing to stop.
+	cfg := testConfig(t, srv.URL, sim.Token())
+	cfg.Kwok.Mode = KwokOff
+	off, err := NewManager(cfg, unreachableDeps(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runManager(t, off)
+	call(t, off.Handler(), "POST", "/clusters", `{"name":"vc-static"}`)
+	if a := call(t, off.Handler(), "POST", "/clusters/vc-static/chaos", `{"notready":1}`); a.code != 422 || !strings.Contains(a.raw, "kwok.mode") {
+		t.Errorf("chaos without kwok: %d %s", a.code, a.raw)
 	}
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/waldur/site-agent/internal/testenv/kubeenv"
 )
 
-// The built release binary, for tests that crash it or measure its memory.
+// The built program (cmd/site-agent-vclusters), for tests that crash it or measure its memory.
 
 var built struct {
 	once sync.Once
@@ -31,7 +31,7 @@ var built struct {
 	err  error
 }
 
-func siteAgentBinary(t testing.TB) string {
+func vclustersBinary(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
 		dir, err := os.MkdirTemp("", "vclusters-bin-")
@@ -39,8 +39,8 @@ func siteAgentBinary(t testing.TB) string {
 			built.err = err
 			return
 		}
-		built.path = filepath.Join(dir, "site-agent")
-		out, err := exec.Command("go", "build", "-o", built.path, "github.com/waldur/site-agent/cmd/site-agent").CombinedOutput()
+		built.path = filepath.Join(dir, "site-agent-vclusters")
+		out, err := exec.Command("go", "build", "-o", built.path, "github.com/waldur/site-agent/cmd/site-agent-vclusters").CombinedOutput()
 		if err != nil {
 			built.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -66,7 +66,7 @@ func kubeconfigFor(t testing.TB, env *kubeenv.Env) string {
 	return path
 }
 
-// process is a running `site-agent virtual-clusters`.
+// process is a running `site-agent-vclusters`.
 type process struct {
 	cmd  *exec.Cmd
 	api  string
@@ -105,7 +105,7 @@ func freePort(t testing.TB) int {
 func startBinary(t testing.TB, configFile, rancherToken string, port int) *process {
 	t.Helper()
 	p := &process{api: "http://127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{}), out: &lockedBuffer{}}
-	p.cmd = exec.Command(siteAgentBinary(t), "virtual-clusters", "-c", configFile, "--listen", "127.0.0.1:"+strconv.Itoa(port))
+	p.cmd = exec.Command(vclustersBinary(t), "-c", configFile, "--listen", "127.0.0.1:"+strconv.Itoa(port))
 	p.cmd.Env = append(os.Environ(), "SITE_AGENT_VC_RANCHER_TOKEN="+rancherToken)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -140,6 +140,9 @@ func (p *process) kill() {
 func (p *process) call(t testing.TB, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, p.api+path, strings.NewReader(body))
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
@@ -174,6 +177,9 @@ func binaryConfig(t testing.TB, stateDir, kubeconfig, rancherURL string, extra s
 	path := filepath.Join(t.TempDir(), "virtual-clusters.yaml")
 	if !strings.Contains(extra, "tunnel:") {
 		extra += "tunnel:\n  backoff_min: 100ms\n  backoff_max: 2s\n"
+	}
+	if !strings.Contains(extra, "kwok:") {
+		extra += "kwok:\n  mode: external\n" // the shared KWOK (kwok_env_test.go)
 	}
 	content := fmt.Sprintf(`state_dir: %s
 log_level: info

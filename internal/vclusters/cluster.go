@@ -3,6 +3,7 @@ package vclusters
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,6 +20,7 @@ type cluster struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the lifecycle goroutine has stopped everything
+	tenant sync.Mutex    // one change of the cluster's objects at a time (setup, scale, drift)
 
 	proxy       *apiproxy.Proxy
 	tun         *tunnel.Client
@@ -46,6 +48,7 @@ type View struct {
 	ProxyAddress     string            `json:"proxyAddress,omitempty"`
 	Nodes            int               `json:"nodes"`
 	Pods             int               `json:"pods"`
+	NotReady         int               `json:"notReady"` // Nodes told to stop heartbeating
 	Tunnels          map[string]string `json:"tunnels"`
 	CreatedAt        time.Time         `json:"createdAt"`
 	ConnectedAt      *time.Time        `json:"connectedAt,omitempty"`
@@ -53,7 +56,7 @@ type View struct {
 
 func (m *Manager) viewLocked(c *cluster) View {
 	v := View{Name: c.rec.Name, ID: c.rec.ID, Status: c.rec.Status, Reason: c.rec.Reason, Namespace: TenantNamespace(c.rec.Name),
-		RancherClusterID: c.rec.RancherID, Nodes: m.cfg.Template.Nodes, Pods: m.cfg.Template.Pods, CreatedAt: c.rec.CreatedAt,
+		RancherClusterID: c.rec.RancherID, Nodes: c.rec.Nodes, Pods: c.rec.Pods, NotReady: c.rec.NotReady, CreatedAt: c.rec.CreatedAt,
 		Tunnels: map[string]string{"agent": sessionState(c, tunnel.Agent), "steve": sessionState(c, tunnel.Steve)}}
 	if !m.cfg.Tunnel.Steve {
 		v.Tunnels["steve"] = "off"
@@ -124,8 +127,8 @@ func (m *Manager) setup(ctx context.Context, c *cluster) error {
 	if err := m.ensureProxy(c, rec); err != nil {
 		return fmt.Errorf("api proxy: %w", err)
 	}
-	if err := m.main.ensureTenant(ctx, rec); err != nil {
-		return fmt.Errorf("tenant: %w", err)
+	if err := m.ensureTenant(ctx, c); err != nil {
+		return err
 	}
 	m.update(c, func(r *Record) { r.Step = maxStep(r.Step, StepTenant) })
 	m.setStatus(c, StatusReady, "")
@@ -140,6 +143,28 @@ func (m *Manager) setup(ctx context.Context, c *cluster) error {
 	}
 	m.setStatus(c, StatusConnecting, "")
 	m.startTunnel(c, creds)
+	return nil
+}
+
+// ensureTenant makes the cluster's objects (with its current size), their pod-resource
+// annotations and its chaos.
+func (m *Manager) ensureTenant(ctx context.Context, c *cluster) error {
+	c.tenant.Lock()
+	defer c.tenant.Unlock()
+	m.mu.Lock()
+	rec := c.rec
+	m.mu.Unlock()
+	if err := m.main.ensureTenant(ctx, rec); err != nil {
+		return fmt.Errorf("tenant: %w", err)
+	}
+	if err := m.main.annotateNodes(ctx, rec, rec.Nodes); err != nil {
+		return fmt.Errorf("pod resource annotations: %w", err)
+	}
+	if m.main.kubelet && rec.NotReady > 0 {
+		if err := m.main.applyChaos(ctx, rec); err != nil {
+			return fmt.Errorf("chaos: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/telemetry"
 	"github.com/waldur/site-agent/internal/vclusters/controlplane"
+	"github.com/waldur/site-agent/internal/vclusters/kwok"
 )
 
 // Exit codes (the same as the rest of site-agent's commands).
@@ -29,7 +30,7 @@ const (
 	exitUsage   = 2
 )
 
-const usage = `Usage: site-agent virtual-clusters [-c FILE] [flags]
+const usage = `Usage: site-agent-vclusters [-c FILE] [flags]
 
 Runs many virtual clusters (namespaces and Node objects in one main API server) imported into
 Rancher and connected over Rancher's own tunnels, managed through an HTTP API:
@@ -42,7 +43,7 @@ The Rancher API key comes from rancher.token or SITE_AGENT_VC_RANCHER_TOKEN.
 See docs/virtual-clusters.md. Flags:
 `
 
-// Command runs `site-agent virtual-clusters` until ctx ends and returns the exit code.
+// Command runs `site-agent-vclusters` until ctx ends and returns the exit code.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
 	f := newFlagSet()
 	f.fs.SetOutput(stderr)
@@ -57,24 +58,24 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 		return exitUsage
 	}
 	if f.fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "site-agent virtual-clusters: unexpected argument %q\n", f.fs.Arg(0))
+		fmt.Fprintf(stderr, "site-agent-vclusters: unexpected argument %q\n", f.fs.Arg(0))
 		return exitUsage
 	}
 	cfg, err := LoadConfig(f.config, environ, f.overrides())
 	if err != nil {
-		fmt.Fprintln(stderr, "site-agent virtual-clusters:", err)
+		fmt.Fprintln(stderr, "site-agent-vclusters:", err)
 		return exitUsage
 	}
 	log, err := telemetry.NewLogger(stdout, cfg.LogLevel)
 	if err != nil {
-		fmt.Fprintln(stderr, "site-agent virtual-clusters: invalid configuration: log_level:", err)
+		fmt.Fprintln(stderr, "site-agent-vclusters: invalid configuration: log_level:", err)
 		return exitUsage
 	}
 	defer func() { _ = log.Sync() }()
 	routeLibraryLogs(log)
 	if err := serve(ctx, cfg, log); err != nil {
 		log.Error("virtual clusters stopped", zap.Error(err))
-		fmt.Fprintln(stderr, "site-agent virtual-clusters:", err)
+		fmt.Fprintln(stderr, "site-agent-vclusters:", err)
 		return exitFailure
 	}
 	return exitOK
@@ -131,7 +132,7 @@ func connectMainAPI(ctx context.Context, cfg Config, log *zap.Logger) (Deps, fun
 		s := cfg.MainAPI.Start
 		cp, err := controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(cfg.StateDir, "main-api"),
 			APIServer: s.KubeAPIServer, Etcd: s.Etcd, ControllerManager: s.KubeControllerManager, Port: s.Port,
-			EtcdNoFsync: s.EtcdNoFsync, Logger: log})
+			EtcdNoFsync: s.EtcdNoFsync, NodeMonitorGracePeriod: s.NodeMonitorGracePeriod, Logger: log})
 		if err != nil {
 			return Deps{}, stop, fmt.Errorf("start the main API server: %w", err)
 		}
@@ -139,11 +140,33 @@ func connectMainAPI(ctx context.Context, cfg Config, log *zap.Logger) (Deps, fun
 		log.Info("main api server started", zap.String("host", cp.Host),
 			zap.String("kubeconfig", filepath.Join(cfg.StateDir, "main-api", "admin.kubeconfig")))
 	}
-	d, err := DepsFor(rc, log)
+	stopKwok, err := startKwok(cfg, rc, log)
 	if err != nil {
 		stop()
+		return Deps{}, func() {}, err
 	}
-	return d, stop, err
+	stopAll := func() { stopKwok(); stop() }
+	d, err := DepsFor(rc, log)
+	if err != nil {
+		stopAll()
+	}
+	return d, stopAll, err
+}
+
+// startKwok runs KWOK against the main API server when kwok.mode is run.
+func startKwok(cfg Config, rc *rest.Config, log *zap.Logger) (func(), error) {
+	if cfg.Kwok.Mode != KwokRun {
+		return func() {}, nil
+	}
+	k := cfg.Kwok
+	c, err := kwok.Start(kwok.Options{Binary: k.Binary, Dir: filepath.Join(cfg.StateDir, "kwok"), Main: rc,
+		NodeLeaseDuration: k.NodeLeaseDuration, PodCIDR: k.PodCIDR, Logger: log,
+		Stages: kwok.Stages{NodeStatusInterval: k.NodeStatusInterval, NodeStatusJitter: k.NodeStatusJitter,
+			PodStartLatency: k.PodStartLatency, PodStartJitter: k.PodStartJitter}})
+	if err != nil {
+		return nil, fmt.Errorf("start kwok: %w", err)
+	}
+	return c.Stop, nil
 }
 
 // DepsFor builds the manager's connections to the main API server described by rc.

@@ -38,7 +38,7 @@ func TestCommandRefusesBadInputBeforeAnyNetworkCall(t *testing.T) {
 		{[]string{"-c", "/no/such/file.yaml"}, nil, 2, "no such file"},
 		{[]string{"--no-such-flag"}, nil, 2, "flag provided but not defined"},
 		{[]string{"extra"}, nil, 2, "unexpected argument"},
-		{[]string{"-h"}, nil, 0, "Usage: site-agent virtual-clusters"},
+		{[]string{"-h"}, nil, 0, "Usage: site-agent-vclusters"},
 	} {
 		var out, errOut bytes.Buffer
 		code := Command(context.Background(), tc.args, &out, &errOut, tc.env)

@@ -18,7 +18,9 @@ import (
 
 // Config is the virtual-clusters configuration (file, SITE_AGENT_VC_* environment, flags).
 type Config struct {
-	Listen           string         `koanf:"listen"`
+	Listen string `koanf:"listen"`
+	// APIToken, when set, is the bearer token every API request must carry.
+	APIToken         secret.Secret  `koanf:"api_token"`
 	StateDir         string         `koanf:"state_dir"`
 	LogLevel         string         `koanf:"log_level"`
 	Pprof            bool           `koanf:"pprof"`
@@ -29,7 +31,36 @@ type Config struct {
 	Proxy            ProxyConfig    `koanf:"proxy"`
 	Tunnel           TunnelConfig   `koanf:"tunnel"`
 	Sync             SyncConfig     `koanf:"sync"`
+	Kwok             KwokConfig     `koanf:"kwok"`
 }
+
+// Kubelet stand-in modes (kwok.mode).
+const (
+	KwokRun      = "run"      // the tool runs KWOK against the main API server
+	KwokExternal = "external" // a KWOK already manages kwok.x-k8s.io/node=fake Nodes there (kwokctl)
+	KwokOff      = "off"      // none: the tool writes Node status once, Pods stay Pending
+)
+
+// KwokConfig is the kubelet stand-in of the main API server; the delays default to KWOK's fast
+// stages.
+type KwokConfig struct {
+	Mode   string `koanf:"mode"`
+	Binary string `koanf:"binary"`
+	// NodeLeaseDuration is the Nodes' Lease duration; KWOK renews each Lease every quarter of it
+	// (the heartbeat the node-lifecycle controller watches).
+	NodeLeaseDuration time.Duration `koanf:"node_lease_duration"`
+	// NodeStatusInterval (+ up to NodeStatusJitter) is how often a Node's status heartbeat is
+	// refreshed besides its Lease.
+	NodeStatusInterval time.Duration `koanf:"node_status_interval"`
+	NodeStatusJitter   time.Duration `koanf:"node_status_jitter"`
+	// PodStartLatency (+ up to PodStartJitter) is how long a bound Pod stays Pending.
+	PodStartLatency time.Duration `koanf:"pod_start_latency"`
+	PodStartJitter  time.Duration `koanf:"pod_start_jitter"`
+	PodCIDR         string        `koanf:"pod_cidr"`
+}
+
+// manages reports whether a kubelet stand-in runs (KWOK, the tool's or an external one).
+func (k KwokConfig) manages() bool { return k.Mode != KwokOff }
 
 // MainAPIConfig says where the virtual clusters live: an existing API server (Kubeconfig) or
 // one the tool starts from binaries (Start).
@@ -46,6 +77,9 @@ type StartConfig struct {
 	KubeControllerManager string `koanf:"kube_controller_manager"`
 	Port                  int    `koanf:"port"`
 	EtcdNoFsync           bool   `koanf:"etcd_unsafe_no_fsync"`
+	// NodeMonitorGracePeriod: the node-lifecycle controller marks a Node NotReady after this
+	// long without a heartbeat.
+	NodeMonitorGracePeriod time.Duration `koanf:"node_monitor_grace_period"`
 }
 
 // RancherConfig is the Rancher server the clusters are imported into.
@@ -92,9 +126,12 @@ type TunnelConfig struct {
 
 // SyncConfig sets the steady-state loops.
 type SyncConfig struct {
-	DeletionInterval   time.Duration `koanf:"deletion_interval"`
-	NodeStatusInterval time.Duration `koanf:"node_status_interval"`
-	TokenWait          time.Duration `koanf:"token_wait"`
+	DeletionInterval     time.Duration `koanf:"deletion_interval"`
+	NodeStatusInterval   time.Duration `koanf:"node_status_interval"`
+	PodResourcesInterval time.Duration `koanf:"pod_resources_interval"`
+	TokenWait            time.Duration `koanf:"token_wait"`
+	RancherRemovalWait   time.Duration `koanf:"rancher_removal_wait"`
+	PodDeletionWait      time.Duration `koanf:"pod_deletion_wait"`
 }
 
 // Defaults returns the configuration before the file, environment and flags.
@@ -108,9 +145,14 @@ func Defaults() Config {
 			KubeletVersion: "v1.36.3-kwok",
 			NodeCapacity:   map[string]string{"cpu": "16", "memory": "64Gi", "pods": "110", "ephemeral-storage": "200Gi"},
 			PodRequests:    map[string]string{"cpu": "100m", "memory": "128Mi"}},
-		Proxy:  ProxyConfig{PortBase: 8440, PortCount: 2000, ScopeNodes: true},
-		Tunnel: TunnelConfig{Steve: true, BackoffMin: 500 * time.Millisecond, BackoffMax: 15 * time.Second, ConnectRate: 50, Concurrency: 32},
-		Sync:   SyncConfig{DeletionInterval: 30 * time.Second, NodeStatusInterval: time.Minute, TokenWait: 15 * time.Second},
+		Proxy:   ProxyConfig{PortBase: 8440, PortCount: 2000, ScopeNodes: true},
+		Tunnel:  TunnelConfig{Steve: true, BackoffMin: 500 * time.Millisecond, BackoffMax: 15 * time.Second, ConnectRate: 50, Concurrency: 32},
+		MainAPI: MainAPIConfig{Start: StartConfig{NodeMonitorGracePeriod: 40 * time.Second}},
+		Kwok: KwokConfig{Mode: KwokRun, Binary: filepath.Join(home, ".cache", "site-agent", "kwok", "v0.8.0", "kwok"),
+			NodeLeaseDuration: 40 * time.Second, NodeStatusInterval: 600 * time.Second, NodeStatusJitter: 610 * time.Second,
+			PodCIDR: "10.64.0.1/10"},
+		Sync: SyncConfig{DeletionInterval: 30 * time.Second, NodeStatusInterval: time.Minute, PodResourcesInterval: 15 * time.Second,
+			TokenWait: 15 * time.Second, RancherRemovalWait: 2 * time.Minute, PodDeletionWait: 30 * time.Second},
 	}
 }
 
@@ -131,6 +173,9 @@ func (c *Config) Validate() error {
 	if err := validLoopback("listen", c.Listen); err != nil {
 		return err
 	}
+	if t := c.APIToken.Reveal(); t != "" && (len(t) < 16 || strings.ContainsAny(t, " \t\r\n")) {
+		return bad("api_token", "must be at least 16 characters without spaces (e.g. openssl rand -hex 24)")
+	}
 	if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {
 		return bad("log_level", "must be debug, info, warn or error, got %q", c.LogLevel)
 	}
@@ -140,7 +185,7 @@ func (c *Config) Validate() error {
 	if c.SetupConcurrency < 1 || c.SetupConcurrency > 256 {
 		return bad("setup_concurrency", "must be between 1 and 256, got %d", c.SetupConcurrency)
 	}
-	for _, check := range []func() error{c.validateMainAPI, c.validateRancher, c.Template.validate, c.validateLoops} {
+	for _, check := range []func() error{c.validateMainAPI, c.validateRancher, c.Template.validate, c.validateLoops, c.Kwok.validate} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -154,7 +199,7 @@ func validLoopback(key, addr string) error {
 		return bad(key, "must be host:port, got %q", addr)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return bad(key, "must be a loopback address (the API has no authentication), got %q", addr)
+		return bad(key, "must be a loopback address (the API is plain HTTP), got %q", addr)
 	}
 	return nil
 }
@@ -183,6 +228,34 @@ func (c *Config) validateMainAPI() error {
 	}
 	if s.Port < 0 || s.Port > 65535 {
 		return bad("main_api.start.port", "must be a port number, got %d", s.Port)
+	}
+	if s.NodeMonitorGracePeriod < time.Second {
+		return bad("main_api.start.node_monitor_grace_period", "must be at least 1s")
+	}
+	return nil
+}
+
+func (k KwokConfig) validate() error {
+	switch k.Mode {
+	case KwokRun:
+		if st, err := os.Stat(k.Binary); err != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
+			return bad("kwok.binary", "%q is not an executable file (build it with scripts/kwok/build.sh, or set kwok.mode external or off)", k.Binary)
+		}
+	case KwokExternal, KwokOff:
+		return nil
+	default:
+		return bad("kwok.mode", "must be run, external or off, got %q", k.Mode)
+	}
+	switch {
+	case k.NodeLeaseDuration < 4*time.Second:
+		return bad("kwok.node_lease_duration", "must be at least 4s (KWOK renews every quarter of it)")
+	case k.NodeStatusInterval < time.Second || k.NodeStatusJitter < 0:
+		return bad("kwok.node_status_interval", "must be at least 1s, with a non-negative node_status_jitter")
+	case k.PodStartLatency < 0 || k.PodStartJitter < 0:
+		return bad("kwok.pod_start_latency", "pod_start_latency and pod_start_jitter must not be negative")
+	}
+	if _, _, err := net.ParseCIDR(k.PodCIDR); err != nil {
+		return bad("kwok.pod_cidr", "must be IP/prefix, got %q", k.PodCIDR)
 	}
 	return nil
 }
@@ -226,10 +299,12 @@ func (c *Config) validateLoops() error {
 		return bad("tunnel.backoff_max", "backoff_min must be positive and backoff_max at least backoff_min")
 	case t.ConnectRate <= 0 || t.Concurrency < 1:
 		return bad("tunnel.connect_rate", "connect_rate and connect_concurrency must be positive")
-	case s.DeletionInterval < time.Second || s.NodeStatusInterval < time.Second:
-		return bad("sync", "deletion_interval and node_status_interval must be at least 1s")
+	case s.DeletionInterval < time.Second || s.NodeStatusInterval < time.Second || s.PodResourcesInterval < time.Second:
+		return bad("sync", "deletion_interval, node_status_interval and pod_resources_interval must be at least 1s")
 	case s.TokenWait < 0:
 		return bad("sync.token_wait", "must not be negative")
+	case s.RancherRemovalWait < 0 || s.PodDeletionWait < 0:
+		return bad("sync", "rancher_removal_wait and pod_deletion_wait must not be negative")
 	}
 	return nil
 }

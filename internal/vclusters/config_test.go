@@ -36,6 +36,7 @@ tunnel:
   backoff_max: 5s
 main_api:
   kubeconfig: `+kc+`
+kwok: {mode: "off"} # the default (run) needs KWOK built, which tier 1 does not
 `)
 	cfg, err := LoadConfig(file, []string{"SITE_AGENT_VC_RANCHER_TOKEN=token-abc:secret", "SITE_AGENT_VC_LISTEN=127.0.0.1:9292"},
 		map[string]any{"listen": "127.0.0.1:9393"})
@@ -79,6 +80,11 @@ func TestLoadConfigNamesTheBadKey(t *testing.T) {
 		{base + "proxy: {port_base: 65000, port_count: 1000}\n", "proxy.port_base"},
 		{base + "sync: {deletion_interval: 10ms}\n", "sync"},
 		{base + "setup_concurrency: 0\n", "setup_concurrency"},
+		{base + "kwok: {mode: sometimes}\n", "kwok.mode"},
+		{base + "kwok: {mode: run, binary: /nope/kwok}\n", "kwok.binary"},
+		{base + "kwok: {mode: run, binary: " + exe + ", node_lease_duration: 1s}\n", "kwok.node_lease_duration"},
+		{base + "kwok: {mode: run, binary: " + exe + ", pod_cidr: ten}\n", "kwok.pod_cidr"},
+		{base + "kwok: {mode: run, binary: " + exe + ", pod_start_latency: -1s}\n", "kwok.pod_start_latency"},
 		{"rancher: {url: https://r.example, token: 'token-a:b'}\n", "main_api"},
 		{"rancher: {url: https://r.example, token: 'token-a:b'}\nmain_api: {kubeconfig: /nope}\n", "main_api.kubeconfig"},
 		{"rancher: {url: https://r.example, token: 'token-a:b'}\nmain_api: {kubeconfig: " + kc + ", start: {kube_apiserver: " + exe + "}}\n", "main_api"},
@@ -112,6 +118,10 @@ func TestExampleConfigurationHasEveryKeyWithItsDefault(t *testing.T) {
 	}
 	want := Defaults()
 	want.StateDir, want.MainAPI.Kubeconfig, want.Rancher.URL = got.StateDir, got.MainAPI.Kubeconfig, got.Rancher.URL
+	if !strings.HasSuffix(got.Kwok.Binary, "/.cache/site-agent/kwok/v0.8.0/kwok") {
+		t.Errorf("kwok.binary %q", got.Kwok.Binary)
+	}
+	want.Kwok.Binary = got.Kwok.Binary
 	if !strings.HasSuffix(got.StateDir, "virtual-clusters") {
 		t.Errorf("state_dir %q", got.StateDir)
 	}

@@ -97,6 +97,14 @@ func (m *Manager) handshakeFailed(c *cluster, k tunnel.Kind, err error) {
 	if k == tunnel.Agent {
 		m.setStatus(c, StatusConnecting, "tunnel handshake failed: "+err.Error())
 	}
+	if refused {
+		// e.g. Rancher's 400 "Operation cannot be fulfilled on clusters.management.cattle.io …:
+		// the object has been modified" at /v3/connect/register (an optimistic-lock conflict
+		// while it records the agent), or 400 "cluster not found" for a deleted cluster: the
+		// session retries with backoff either way.
+		m.log.Info("rancher refused the tunnel handshake, retrying", zap.String("cluster", c.rec.Name), zap.String("session", string(k)),
+			zap.Int("status", he.Status), zap.String("answer", he.Body))
+	}
 	if refused && he.Status >= http.StatusBadRequest && he.Status < http.StatusInternalServerError {
 		select {
 		case m.deletion <- struct{}{}:

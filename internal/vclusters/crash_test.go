@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
-	"github.com/waldur/site-agent/internal/testenv"
 	"github.com/waldur/site-agent/internal/testenv/kubeenv"
 )
 
@@ -19,11 +18,11 @@ import (
 // registration token could be had — and a restart: the restarted tool finishes the job,
 // adopting the Rancher cluster instead of creating a second one.
 func TestRealCrashMidSetupIsCompletedByTheRestart(t *testing.T) {
-	testenv.SkipUnderRace(t, testenv.RemotedialerRace)
 	env := kubeenv.Shared(t)
 	if env == nil {
 		return
 	}
+	useSharedKwok(t, env)
 	sim, srv := rancherSim(t)
 	sim.SetFaults(ranchersim.Faults{Rate: 1, Operations: []string{"crt.create"}, Kinds: []ranchersim.FaultKind{ranchersim.Fault500}})
 	stateDir := t.TempDir()

@@ -1,4 +1,4 @@
-// Package vclusters is `site-agent virtual-clusters`: a load-generating tool (seed 004) that
+// Package vclusters is the site-agent-vclusters program (cmd/site-agent-vclusters): a load-generating tool (seed 004) that
 // runs many lightweight "virtual" Kubernetes clusters inside one main API server and imports
 // each into Rancher, connected over Rancher's own remotedialer tunnels, so that Rancher — and
 // site-agent's rancher backend, which drives it — can be exercised against hundreds of clusters
@@ -17,9 +17,10 @@
 // lifecycle: setup, proxy, status), connect.go (tunnel events), tenant.go and template.go (the
 // main API server's objects), manifest.go (the import manifest scoped to a tenant), creds.go
 // (the agent's credentials), rancher.go (the shared Rancher client, internal/clients/rancher), watch.go (state saver, deletion
-// watcher, drift loop), api.go, metrics.go, command.go (the subcommand), logbridge.go
+// watcher, drift loop), api.go, metrics.go, command.go (the program's command line), logbridge.go
 // (remotedialer's logrus output into zap).
 //
-// It is a test instrument shipped in the release binary; it must not import the simulators
-// (internal/sim) and it shares no state with the agent's modes.
+// It is a test instrument with a program of its own, never linked into the release binary of the
+// agent (cmd/site-agent/deps_test.go); it must not import the simulators (internal/sim) and it
+// shares no state with the agent's modes.
 package vclusters

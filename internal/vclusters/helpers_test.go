@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
@@ -32,7 +33,7 @@ func testConfig(t *testing.T, rancherURL string, token string) Config {
 // rancherSim serves a Rancher simulator over TLS.
 func rancherSim(t *testing.T) (*ranchersim.Server, *httptest.Server) {
 	t.Helper()
-	sim := ranchersim.New(ranchersim.Options{})
+	sim := ranchersim.New(ranchersim.Options{ConnectedCheckInterval: time.Second, CleanupRetryInterval: 200 * time.Millisecond})
 	srv := httptest.NewTLSServer(sim)
 	t.Cleanup(func() { srv.Close(); sim.CloseTunnels() })
 	return sim, srv
@@ -73,7 +74,12 @@ type apiAnswer struct {
 func call(t *testing.T, h http.Handler, method, path, body string) apiAnswer {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Host = "127.0.0.1:9090" // the default listen address (guard checks it)
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	h.ServeHTTP(rec, req)
 	raw, _ := io.ReadAll(rec.Result().Body)
 	var out map[string]any
 	_ = json.Unmarshal(raw, &out)

@@ -2,8 +2,11 @@ package vclusters
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	authv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,13 +16,13 @@ import (
 )
 
 // kubeScheme holds the groups the tool reads, writes or finds in Rancher's import manifest:
-// core/v1, rbac/v1 and authentication/v1 (token requests); the manifest's other kinds (the
+// core/v1, rbac/v1, authentication/v1 (token requests) and coordination/v1 (node Leases, chaos); the manifest's other kinds (the
 // agent's Deployment and DaemonSet) are left out by kind and name without being decoded. The release binary links no generated clientset (see internal/kubeapi).
-var kubeScheme = kubeapi.NewScheme(corev1.AddToScheme, rbacv1.AddToScheme, authv1.AddToScheme)
+var kubeScheme = kubeapi.NewScheme(corev1.AddToScheme, rbacv1.AddToScheme, authv1.AddToScheme, coordinationv1.AddToScheme)
 
 // Kube is the main API server as the tool uses it, with the calls of client-go's typed
 // clients: CoreV1 and RbacV1.
-type Kube struct{ core, rbac *kubeapi.Group }
+type Kube struct{ core, rbac, coordination *kubeapi.Group }
 
 // NewKube returns the client of the API server rc describes (one HTTP client for both groups).
 func NewKube(rc *rest.Config) (*Kube, error) {
@@ -35,7 +38,17 @@ func NewKube(rc *rest.Config) (*Kube, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Kube{core: core, rbac: rbac}, nil
+	coordination, err := kubeapi.NewGroup(rc, hc, coordinationv1.SchemeGroupVersion, kubeScheme)
+	if err != nil {
+		return nil, err
+	}
+	return &Kube{core: core, rbac: rbac, coordination: coordination}, nil
+}
+
+// NodeLeases is the kube-node-lease namespace's Leases (the Nodes' heartbeats).
+func (k *Kube) NodeLeases() kubeapi.Resource[*coordinationv1.Lease, *coordinationv1.LeaseList] {
+	return kubeapi.NewResource(k.coordination, "leases", corev1.NamespaceNodeLease,
+		func() *coordinationv1.Lease { return &coordinationv1.Lease{} }, func() *coordinationv1.LeaseList { return &coordinationv1.LeaseList{} })
 }
 
 // CoreV1 returns the core/v1 resources.
@@ -110,4 +123,90 @@ func (r RbacV1) Roles(ns string) kubeapi.Resource[*rbacv1.Role, *rbacv1.RoleList
 func (r RbacV1) RoleBindings(ns string) kubeapi.Resource[*rbacv1.RoleBinding, *rbacv1.RoleBindingList] {
 	return kubeapi.NewResource(r.g, "rolebindings", ns,
 		func() *rbacv1.RoleBinding { return &rbacv1.RoleBinding{} }, func() *rbacv1.RoleBindingList { return &rbacv1.RoleBindingList{} })
+}
+
+// PodResources is what the pod-resource annotations need of a Pod, as ListPodResources decodes it.
+type PodResources struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Spec struct {
+		NodeName       string               `json:"nodeName"`
+		Containers     []ContainerResources `json:"containers"`
+		InitContainers []ContainerResources `json:"initContainers"`
+	} `json:"spec"`
+	Status struct {
+		Phase corev1.PodPhase `json:"phase"`
+	} `json:"status"`
+}
+
+// ContainerResources is a container's requests and limits.
+type ContainerResources struct {
+	Resources corev1.ResourceRequirements `json:"resources"`
+}
+
+// Counts tells whether the Pod's resources count on its Node: bound and not terminated.
+func (p *PodResources) Counts() bool {
+	return p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// ListPodResources lists the Pods of every namespace the field selector picks ("" for all) from
+// the API server's watch cache (resourceVersion 0, as the agent's informers list), decoding only
+// the fields PodResources has: with tens of thousands of Pods a typed list costs the tool tens of
+// MiB of garbage at each pass (managed fields, status, the whole spec).
+func (k *Kube) ListPodResources(ctx context.Context, fieldSelector string) ([]PodResources, error) {
+	rc, err := k.core.REST()
+	if err != nil {
+		return nil, err
+	}
+	req := rc.Get().AbsPath("/api/v1/pods").Param("resourceVersion", "0")
+	if fieldSelector != "" {
+		req = req.Param("fieldSelector", fieldSelector)
+	}
+	body, err := req.Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	return decodeItems[PodResources](json.NewDecoder(body))
+}
+
+// decodeItems decodes a list's items one at a time as they stream in: the decoder's buffer holds
+// one item, not the whole list.
+func decodeItems[T any](dec *json.Decoder) ([]T, error) {
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("decode the list: not an object (%v)", err)
+	}
+	var items []T
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("decode the list: %w", err)
+		}
+		if key != "items" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, fmt.Errorf("decode the list's %v: %w", key, err)
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			if t == nil && err == nil {
+				continue // "items": null
+			}
+			return nil, fmt.Errorf("decode the list's items: not an array (%v)", err)
+		}
+		for dec.More() {
+			var item T
+			if err := dec.Decode(&item); err != nil {
+				return nil, fmt.Errorf("decode the list's items: %w", err)
+			}
+			items = append(items, item)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, fmt.Errorf("decode the list's items: %w", err)
+		}
+	}
+	return items, nil
 }

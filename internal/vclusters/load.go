@@ -24,6 +24,7 @@ var envKeys = map[string]string{
 	"SITE_AGENT_VC_KUBECONFIG":    "main_api.kubeconfig",
 	"SITE_AGENT_VC_STATE_DIR":     "state_dir",
 	"SITE_AGENT_VC_LISTEN":        "listen",
+	"SITE_AGENT_VC_API_TOKEN":     "api_token",
 	"SITE_AGENT_VC_LOG_LEVEL":     "log_level",
 }
 
@@ -35,7 +36,7 @@ type flagSet struct {
 }
 
 func newFlagSet() *flagSet {
-	f := &flagSet{fs: flag.NewFlagSet("site-agent virtual-clusters", flag.ContinueOnError), keys: map[string]string{}}
+	f := &flagSet{fs: flag.NewFlagSet("site-agent-vclusters", flag.ContinueOnError), keys: map[string]string{}}
 	f.fs.StringVar(&f.config, "c", "", "configuration file (YAML)")
 	f.fs.StringVar(&f.config, "config", "", "same as -c")
 	for name, spec := range map[string][2]string{
@@ -48,6 +49,8 @@ func newFlagSet() *flagSet {
 		"kube-controller-manager": {"main_api.start.kube_controller_manager", "optional kube-controller-manager binary"},
 		"rancher-url":             {"rancher.url", "Rancher server URL"},
 		"rancher-ca-file":         {"rancher.ca_file", "CA bundle trusted for Rancher"},
+		"kwok":                    {"kwok.binary", "kwok binary run as the main API server's kubelet stand-in (scripts/kwok/build.sh)"},
+		"kwok-mode":               {"kwok.mode", "run (the tool runs kwok), external (a kwok already runs) or off"},
 	} {
 		f.fs.String(name, "", spec[1])
 		f.keys[name] = spec[0]
@@ -101,7 +104,7 @@ func LoadConfig(path string, environ []string, flags map[string]any) (Config, er
 		return Config{}, err
 	}
 	for _, p := range []*string{&cfg.StateDir, &cfg.MainAPI.Kubeconfig, &cfg.MainAPI.Start.KubeAPIServer, &cfg.MainAPI.Start.Etcd,
-		&cfg.MainAPI.Start.KubeControllerManager, &cfg.Rancher.CAFile} {
+		&cfg.MainAPI.Start.KubeControllerManager, &cfg.Rancher.CAFile, &cfg.Kwok.Binary} {
 		*p = expandHome(*p)
 	}
 	return cfg, cfg.Validate()

@@ -10,6 +10,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := kubeenv.Main(m)
+	stopSharedKwok()
 	if built.path != "" {
 		_ = os.RemoveAll(filepath.Dir(built.path))
 	}

@@ -77,7 +77,7 @@ func NewManager(cfg Config, d Deps) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	ca, err := pki.LoadOrCreateCA(cfg.StateDir, "proxy-ca", "site-agent virtual-clusters proxy CA")
+	ca, err := pki.LoadOrCreateCA(cfg.StateDir, "proxy-ca", "site-agent-vclusters proxy CA")
 	if err != nil {
 		return nil, fmt.Errorf("proxy CA in %s: %w", cfg.StateDir, err)
 	}
@@ -93,12 +93,15 @@ func NewManager(cfg Config, d Deps) (*Manager, error) {
 	if err := m.cfg.Template.validate(); err != nil {
 		return nil, err
 	}
-	m.main = &mainAPI{kube: d.Kube, tmpl: &m.cfg.Template, log: d.Logger}
+	m.main = &mainAPI{kube: d.Kube, tmpl: &m.cfg.Template, log: d.Logger, kubelet: cfg.Kwok.manages()}
 	records, err := m.state.load()
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range records {
+		if r.Nodes == 0 { // written before clusters had their own size
+			r.Nodes, r.Pods = cfg.Template.Nodes, cfg.Template.Pods
+		}
 		m.clusters[r.Name] = newCluster(r)
 	}
 	return m, nil
@@ -122,7 +125,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.start(c)
 	}
 	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context){m.saver, m.deletionWatcher, m.driftLoop} {
+	for _, loop := range []func(context.Context){m.saver, m.deletionWatcher, m.driftLoop, m.podResourcesLoop} {
 		loops.Add(1)
 		go func() {
 			defer loops.Done()
@@ -168,7 +171,8 @@ func (m *Manager) Create(name string) (View, error) {
 		m.mu.Unlock()
 		return View{}, ErrDuplicate
 	}
-	c := newCluster(Record{Name: name, ID: newID(), Status: StatusCreating, CreatedAt: time.Now().UTC()})
+	c := newCluster(Record{Name: name, ID: newID(), Status: StatusCreating, CreatedAt: time.Now().UTC(),
+		Nodes: m.cfg.Template.Nodes, Pods: m.cfg.Template.Pods})
 	c.accepted = time.Now()
 	m.clusters[name] = c
 	m.countLocked()
@@ -208,8 +212,12 @@ func (m *Manager) List() []View {
 	return out
 }
 
-// Delete removes a cluster: its tunnels and proxy stop, the Rancher cluster is deleted (unless
-// Rancher deleted it already), and its Nodes, binding and namespace go from the main API server.
+// Delete removes a cluster. Unless Rancher deleted it already, the Rancher cluster is deleted
+// first and its tunnels stay up until Rancher has removed it (or sync.rancher_removal_wait
+// passed): on delete Rancher deploys its cleanup (a Job, ClusterRoles, a service account)
+// through the tunnel and holds the cluster on a finalizer until the agent is reachable
+// (rancher pkg/controllers/management/usercontrollers). Then the tunnels and proxy stop and the
+// Pods, Nodes, binding and namespace go from the main API server.
 func (m *Manager) Delete(ctx context.Context, name string, byRancher bool) error {
 	m.mu.Lock()
 	c := m.clusters[name]
@@ -225,9 +233,16 @@ func (m *Manager) Delete(ctx context.Context, name string, byRancher bool) error
 	m.setStatusLocked(c, StatusDeleting, "")
 	rec := c.rec
 	m.mu.Unlock()
-	c.cancel()
-	<-c.done
-	err := m.cleanup(ctx, rec, byRancher)
+	err := m.deleteInRancher(ctx, rec, byRancher)
+	if err == nil {
+		c.cancel()
+		<-c.done
+		podWait := m.cfg.Sync.PodDeletionWait
+		if !m.main.kubelet {
+			podWait = 0 // nobody finishes a graceful deletion
+		}
+		err = m.main.removeTenant(ctx, rec, podWait)
+	}
 	m.mu.Lock()
 	if err != nil {
 		c.deleting = false
@@ -248,14 +263,40 @@ func (m *Manager) Delete(ctx context.Context, name string, byRancher bool) error
 	return m.saveNow()
 }
 
-func (m *Manager) cleanup(ctx context.Context, rec Record, byRancher bool) error {
-	if !byRancher && rec.RancherID != "" {
-		if err := m.rancher.DeleteCluster(ctx, rec.RancherID); err != nil {
-			return fmt.Errorf("delete rancher cluster %s: %w", rec.RancherID, err)
+// deleteInRancher deletes the Rancher cluster and waits, tunnels up, until Rancher lists it no
+// more or sync.rancher_removal_wait passed.
+func (m *Manager) deleteInRancher(ctx context.Context, rec Record, byRancher bool) error {
+	if byRancher || rec.RancherID == "" {
+		return nil
+	}
+	if err := m.rancher.DeleteCluster(ctx, rec.RancherID); err != nil {
+		return fmt.Errorf("delete rancher cluster %s: %w", rec.RancherID, err)
+	}
+	began := time.Now()
+	waitCtx, cancel := context.WithTimeout(ctx, m.cfg.Sync.RancherRemovalWait)
+	defer cancel()
+	for {
+		ids, err := rancherClusters(waitCtx, m.rancher)
+		if err == nil && !ids[rec.RancherID] {
+			m.log.Info("rancher removed the cluster", zap.String("cluster", rec.Name), zap.String("rancher_cluster", rec.RancherID),
+				zap.Duration("waited", time.Since(began).Round(time.Millisecond)))
+			return nil
+		}
+		select {
+		case <-waitCtx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			m.log.Warn("rancher has not removed the cluster yet, closing its tunnels anyway", zap.String("cluster", rec.Name),
+				zap.String("rancher_cluster", rec.RancherID), zap.Duration("waited", m.cfg.Sync.RancherRemovalWait))
+			return nil
+		case <-time.After(removalPoll):
 		}
 	}
-	return m.main.removeTenant(ctx, rec)
 }
+
+// removalPoll is how often Delete asks Rancher whether the cluster is gone.
+const removalPoll = 2 * time.Second
 
 func newID() string {
 	b := make([]byte, 4)

@@ -20,7 +20,7 @@ type Metrics struct {
 	ProxyRequests *prometheus.CounterVec // code (2xx, 3xx, 4xx, 5xx)
 	ProxyBytes    *prometheus.CounterVec // direction (in, out)
 	ProxyRestarts prometheus.Counter
-	Errors        *prometheus.CounterVec // stage (setup, delete, deletion_watch, drift)
+	Errors        *prometheus.CounterVec // stage (setup, delete, deletion_watch, drift, pod_resources)
 	Setup         prometheus.Histogram   // seconds from accepted to connected
 	DriftRepairs  prometheus.Counter
 	Deleted       *prometheus.CounterVec // by (api, rancher)
@@ -47,7 +47,7 @@ func NewMetrics() *Metrics {
 	m.ProxyRestarts = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "proxy_restarts_total",
 		Help: "API proxies restarted on a new port after their listener failed."})
 	m.Errors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "errors_total",
-		Help: "Failures by stage (setup, delete, deletion_watch, drift)."}, []string{"stage"})
+		Help: "Failures by stage (setup, delete, deletion_watch, drift, pod_resources)."}, []string{"stage"})
 	m.Setup = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "setup_duration_seconds",
 		Help: "Time from POST /clusters to the first connected agent session.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 12)})
 	m.DriftRepairs = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "node_status_repairs_total",

@@ -35,8 +35,12 @@ func TestRealVirtualClustersConnectAndServeRancher(t *testing.T) {
 				t.Errorf("%s: capacity %v allocatable %v, want %s=%s", n, info.Capacity, info.Allocatable, k, v)
 			}
 		}
-		if info.Nodes != 3 || info.Requested["cpu"] != "1" || info.Requested["memory"] != "1280Mi" {
+		// Requested comes from the Nodes' pod-requests annotations, as in Rancher.
+		if info.Nodes != 3 || info.Requested["cpu"] != "1" || info.Requested["memory"] != "1280Mi" || info.Requested["pods"] != "10" {
 			t.Errorf("%s: nodes %d requested %v", n, info.Nodes, info.Requested)
+		}
+		if !info.Connected {
+			t.Errorf("%s: rancher's connected check through the steve session failed", n)
 		}
 		if agent, steve := w.sim.Sessions(info.ID); !agent || !steve {
 			t.Errorf("%s: sessions agent=%v steve=%v", n, agent, steve)
@@ -163,6 +167,12 @@ func TestRealDeleteThroughTheAPI(t *testing.T) {
 	}
 	if _, found := w.sim.ClusterByName(n); found {
 		t.Errorf("rancher still has %s", info.ID)
+	}
+	// The tunnel stayed up until Rancher had deployed its cleanup through it.
+	if res, ok := w.sim.Cleanup(info.ID); !ok || !res.Deployed {
+		t.Errorf("rancher's cleanup did not reach the cluster: %+v", res)
+	} else if _, err := w.env.Clientset.BatchV1().Jobs("default").Get(context.Background(), res.Job, metav1.GetOptions{}); err != nil {
+		t.Errorf("cleanup job %s: %v", res.Job, err)
 	}
 	w.tenantGone(n)
 	if a := call(t, w.m.Handler(), "GET", "/clusters/"+n, ""); a.code != 404 {

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
-	"github.com/waldur/site-agent/internal/testenv"
 	"github.com/waldur/site-agent/internal/testenv/kubeenv"
 )
 
@@ -41,16 +40,17 @@ var worlds atomic.Int64
 
 func newRealWorld(t *testing.T, tune func(*Config)) *realWorld {
 	t.Helper()
-	testenv.SkipUnderRace(t, testenv.RemotedialerRace)
 	env := kubeenv.Shared(t)
 	if env == nil {
 		return nil
 	}
+	useSharedKwok(t, env)
 	sim, srv := rancherSim(t)
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s#%d", t.Name(), worlds.Add(1))
 	w := &realWorld{t: t, env: env, sim: sim, srv: srv, prefix: fmt.Sprintf("t%06x", h.Sum32()&0xffffff)}
 	w.cfg = testConfig(t, srv.URL, sim.Token())
+	w.cfg.Kwok.Mode = KwokExternal // the shared KWOK (kwok_env_test.go)
 	if tune != nil {
 		tune(&w.cfg)
 	}

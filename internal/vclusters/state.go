@@ -46,6 +46,11 @@ type Record struct {
 	ProxyPort  int       `json:"proxyPort,omitempty"`
 	Registered bool      `json:"registered,omitempty"` // the agent connected once (/v3/connect, not /register)
 	CreatedAt  time.Time `json:"createdAt"`
+	// Nodes and Pods are the cluster's size (the template's at create, then POST …/scale);
+	// NotReady how many of its last Nodes are told to stop heartbeating (POST …/chaos).
+	Nodes    int `json:"nodes,omitempty"`
+	Pods     int `json:"pods,omitempty"`
+	NotReady int `json:"notReady,omitempty"`
 }
 
 // stateVersion is the file format version.

@@ -55,10 +55,15 @@ func identity(rec Record) map[string]string {
 
 func nodeName(cluster string, i int) string { return fmt.Sprintf("%s-node%d", cluster, i) }
 
+func podName(cluster string, i int) string { return fmt.Sprintf("%s-pod-%d", cluster, i) }
+
+// podNode is the Node template Pod i is bound to: round-robin over the cluster's Nodes.
+func podNode(rec Record, i int) string { return nodeName(rec.Name, (i-1)%rec.Nodes+1) }
+
 // templateNodes are the Nodes of a cluster, without status (it is patched after create).
 func (t *TemplateConfig) templateNodes(rec Record) []*corev1.Node {
-	out := make([]*corev1.Node, 0, t.Nodes)
-	for i := 1; i <= t.Nodes; i++ {
+	out := make([]*corev1.Node, 0, rec.Nodes)
+	for i := 1; i <= rec.Nodes; i++ {
 		name := nodeName(rec.Name, i)
 		labels := identity(rec)
 		maps.Copy(labels, t.NodeLabels)
@@ -108,15 +113,15 @@ func sameList(a, b corev1.ResourceList) bool {
 
 // templatePods are the Pods of a cluster, bound round-robin to its Nodes.
 func (t *TemplateConfig) templatePods(rec Record) []*corev1.Pod {
-	out := make([]*corev1.Pod, 0, t.Pods)
+	out := make([]*corev1.Pod, 0, rec.Pods)
 	noToken := false
-	for i := 1; i <= t.Pods; i++ {
+	for i := 1; i <= rec.Pods; i++ {
 		labels := identity(rec)
 		labels["app"] = "virtual-cluster-template"
 		out = append(out, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-pod-%d", rec.Name, i), Namespace: TenantNamespace(rec.Name), Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: podName(rec.Name, i), Namespace: TenantNamespace(rec.Name), Labels: labels},
 			Spec: corev1.PodSpec{
-				NodeName:                     nodeName(rec.Name, (i-1)%t.Nodes+1),
+				NodeName:                     podNode(rec, i),
 				AutomountServiceAccountToken: &noToken,
 				Tolerations:                  []corev1.Toleration{{Key: AnnotationKwokNode, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 				Containers: []corev1.Container{{Name: "app", Image: t.PodImage,

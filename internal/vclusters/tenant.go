@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
@@ -18,6 +19,9 @@ type mainAPI struct {
 	kube *Kube
 	tmpl *TemplateConfig
 	log  *zap.Logger
+	// kubelet says a kubelet stand-in (KWOK) owns the Nodes' conditions and heartbeats and the
+	// Pods' status: the tool then writes only capacity, allocatable and node info.
+	kubelet bool
 }
 
 // ensureTenant makes sure the cluster's namespace, Nodes (with their status) and Pods exist,
@@ -69,22 +73,71 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) error {
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
-			if !a.tmpl.statusDrifted(got) {
-				return nil
+			if a.kubelet {
+				// The capacity goes in after the kubelet stand-in's node-initialize, which writes
+				// its default 1k CPUs unless it read the Node with the template's capacity.
+				return a.awaitInitialized(ctx, rec.Name, n.Name)
 			}
-			return a.patchNodeStatus(ctx, rec.Name, n.Name)
+			if a.tmpl.statusDrifted(got) {
+				return a.patchNodeStatus(ctx, rec.Name, n.Name)
+			}
+			return nil
 		})
 	}
 	return g.Wait()
 }
 
-// patchNodeStatus writes the template status into a Node's status subresource.
+// awaitInitialized waits (at most 30 s) for KWOK's node-initialize stage, which writes the
+// Node's conditions (and a default capacity of 1k CPUs unless the Node had one), then writes the
+// template's capacity; a Node told to stop heartbeating (chaos) is not waited for.
+func (a *mainAPI) awaitInitialized(ctx context.Context, cluster, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		n, err := a.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		}
+		if nodeReady(n) || a.heldByChaos(ctx, name) {
+			if a.tmpl.statusDrifted(n) {
+				return a.patchNodeStatus(ctx, cluster, name)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s not initialized by the kubelet stand-in (is kwok running?): %w", name, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// patchNodeStatus writes the template status into a Node's status subresource: with a kubelet
+// stand-in only capacity, allocatable and node info (replacing the whole lists), else a whole
+// status with a Ready condition.
 func (a *mainAPI) patchNodeStatus(ctx context.Context, cluster, name string) error {
-	body, err := json.Marshal(map[string]any{"status": a.tmpl.nodeStatus()})
+	st := a.tmpl.nodeStatus()
+	pt, doc := types.MergePatchType, any(map[string]any{"status": st})
+	if a.kubelet {
+		pt, doc = types.JSONPatchType, []map[string]any{
+			{"op": "add", "path": "/status/capacity", "value": st.Capacity},
+			{"op": "add", "path": "/status/allocatable", "value": st.Allocatable},
+			{"op": "add", "path": "/status/nodeInfo", "value": st.NodeInfo}}
+	}
+	body, err := json.Marshal(doc)
 	if err != nil {
 		return err
 	}
-	_, err = a.kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+	_, err = a.kube.CoreV1().Nodes().Patch(ctx, name, pt, body, metav1.PatchOptions{}, "status")
 	if err != nil {
 		return fmt.Errorf("patch status of node %s: %w", name, err)
 	}
@@ -120,10 +173,30 @@ func (a *mainAPI) ensurePods(ctx context.Context, rec Record) error {
 	return g.Wait()
 }
 
-// removeTenant deletes the cluster's Nodes, its cluster-wide binding and its namespace (the
-// namespace controller removes what is inside).
-func (a *mainAPI) removeTenant(ctx context.Context, rec Record) error {
-	err := a.kube.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: NodeSelector(rec.Name)})
+// removeTenant deletes the cluster's namespace and its Pods, then its Nodes and its
+// cluster-wide binding. Pods bound to its Nodes (in any namespace) are deleted gracefully, as
+// the namespace controller would, and the kubelet stand-in (KWOK's pod-delete stage) finishes
+// them; what is left after podWait (none running, or none managing these Nodes) is deleted
+// with grace period 0, so the namespace does not stay Terminating. The Nodes go last: a Pod
+// whose Node is gone has nobody to finish it.
+func (a *mainAPI) removeTenant(ctx context.Context, rec Record, podWait time.Duration) error {
+	ns := TenantNamespace(rec.Name)
+	err := a.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete namespace %s: %w", ns, err)
+	}
+	nodes, err := a.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: NodeSelector(rec.Name)})
+	if err != nil {
+		return fmt.Errorf("list nodes of %s: %w", rec.Name, err)
+	}
+	names := make([]string, 0, len(nodes.Items))
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+	}
+	if err := a.deletePods(ctx, rec.Name, podWait, func(ctx context.Context) ([]corev1.Pod, error) { return a.boundPods(ctx, names) }); err != nil {
+		return err
+	}
+	err = a.kube.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: NodeSelector(rec.Name)})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete nodes of %s: %w", rec.Name, err)
 	}
@@ -131,11 +204,57 @@ func (a *mainAPI) removeTenant(ctx context.Context, rec Record) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete cluster role binding of %s: %w", rec.Name, err)
 	}
-	err = a.kube.CoreV1().Namespaces().Delete(ctx, TenantNamespace(rec.Name), metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete namespace %s: %w", TenantNamespace(rec.Name), err)
-	}
 	return nil
+}
+
+// deletePods deletes the Pods list returns, again until none is left, waiting up to podWait
+// for them to go before deleting the rest with grace period 0.
+func (a *mainAPI) deletePods(ctx context.Context, cluster string, podWait time.Duration, list func(context.Context) ([]corev1.Pod, error)) error {
+	deadline := time.Now().Add(podWait)
+	for {
+		pods, err := list(ctx)
+		if err != nil || len(pods) == 0 {
+			return err
+		}
+		force := !time.Now().Before(deadline)
+		for _, p := range pods {
+			if p.DeletionTimestamp != nil && !force {
+				continue
+			}
+			opts := metav1.DeleteOptions{}
+			if force {
+				opts.GracePeriodSeconds = new(int64)
+			}
+			err := a.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, opts)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
+			}
+		}
+		if force {
+			if podWait > 0 {
+				a.log.Warn("pods did not finish in time, deleted them with grace period 0", zap.String("cluster", cluster), zap.Int("pods", len(pods)))
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// boundPods lists the Pods of every namespace bound to the named Nodes.
+func (a *mainAPI) boundPods(ctx context.Context, nodes []string) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	for _, n := range nodes {
+		pods, err := a.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n})
+		if err != nil {
+			return nil, fmt.Errorf("list pods on %s: %w", n, err)
+		}
+		out = append(out, pods.Items...)
+	}
+	return out, nil
 }
 
 // resources prints a resource list compactly for log lines.

@@ -103,6 +103,25 @@ func (m *Manager) removeDeletedInRancher(ctx context.Context) {
 	}
 }
 
+// recreateNodes makes the missing Nodes of a cluster, with its size as it is now.
+func (m *Manager) recreateNodes(ctx context.Context, name string) error {
+	m.mu.Lock()
+	c := m.clusters[name]
+	m.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	c.tenant.Lock()
+	defer c.tenant.Unlock()
+	m.mu.Lock()
+	rec, deleting := c.rec, c.deleting
+	m.mu.Unlock()
+	if deleting {
+		return nil
+	}
+	return m.main.ensureNodes(ctx, rec)
+}
+
 // driftLoop re-patches Node status that drifted from the template and re-creates Nodes that
 // disappeared, for clusters whose tenant is in place.
 func (m *Manager) driftLoop(ctx context.Context) {
@@ -151,9 +170,9 @@ func (m *Manager) repairDrift(ctx context.Context) error {
 		}
 	}
 	for name, rec := range owners {
-		if seen[name] < m.cfg.Template.Nodes {
+		if seen[name] < rec.Nodes {
 			m.log.Info("virtual cluster nodes missing, re-creating them", zap.String("cluster", name))
-			if err := m.main.ensureNodes(ctx, rec); err != nil {
+			if err := m.recreateNodes(ctx, name); err != nil {
 				return err
 			}
 			m.met.DriftRepairs.Inc()

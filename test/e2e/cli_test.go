@@ -14,7 +14,7 @@ import (
 func TestCommandLineHelpFlagsAndCompletion(t *testing.T) {
 	e := &env{t: t}
 	for _, cmd := range [][]string{{}, {"run"}, {"check-config"}, {"diagnostics"}, {"load-components"}, {"healthz"},
-		{"load-historical-usage"}, {"version"}, {"completion"}, {"completion", "bash"}, {"virtual-clusters"}, {"help"}} {
+		{"load-historical-usage"}, {"version"}, {"completion"}, {"completion", "bash"}, {"help"}} {
 		for _, help := range []string{"-h", "--help"} {
 			r := e.run(append(cmd, help)...)
 			if r.code != 0 {

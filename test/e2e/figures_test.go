@@ -19,7 +19,7 @@ import (
 // BenchmarkFigures measures the footprint and throughput figures of the README on a release
 // build of the binary (static, stripped) run as a process against loopback simulators, and
 // prints them as one table. It reports numbers and asserts none of them: `make bench`.
-// SITE_AGENT_FIGURES=launch,drain,report,rancher,rke2 selects groups (default all); the Rancher
+// SITE_AGENT_FIGURES=launch,drain,report,rancher,rke2,diagnostics selects groups (default all); the Rancher
 // group needs the real-server tier (a kube-apiserver) and says so in the table otherwise; the
 // rke2 group runs against the rke2 world's simulators and node emulator (figures_rke2_test.go).
 //
@@ -48,6 +48,9 @@ func BenchmarkFigures(b *testing.B) {
 		}
 		if want("rke2") {
 			figureRKE2(b, bin, t)
+		}
+		if want("diagnostics") {
+			figureDiagnostics(b, bin, t)
 		}
 	}
 	t.print(os.Stdout)

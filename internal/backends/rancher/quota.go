@@ -178,7 +178,12 @@ func fromQuantity(kind unitKind, q resource.Quantity) float64 {
 	case kindGiB:
 		return float64(q.Value()) / gib
 	}
-	return q.AsApproximateFloat64()
+	// A zero with a huge exponent ("e1000", 0×10^1000) is NaN as a float: read it as the
+	// quantity's sign says, and an amount beyond float64 as the largest finite one.
+	if v := q.AsApproximateFloat64(); !math.IsNaN(v) && !math.IsInf(v, 0) {
+		return v
+	}
+	return float64(q.Sign()) * math.MaxFloat64
 }
 
 // sameHard reports whether two spec.hard lists hold the same keys and amounts.

@@ -12,7 +12,7 @@ import (
 func FuzzParseRef(f *testing.F) {
 	for _, s := range []string{
 		"vault:secret/site/rancher#password", "vault:team/kv/site/x#k", "vault:secret#k", "vault:/secret/a/#k",
-		"vault:secret/../sys/x#k", "vault:secret/a#", "vault:secret/a# k", "vault:secret/a#k#l", "secret/a#k", "vault:a//b#k",
+		"vault:secret/../sys/x#k", "vault:secret/a#", "vault:secret/a# k", "vault:secret/a#k#l", "secret/a#k", "vault:a//b#k", "vault:///// /0#0",
 	} {
 		f.Add(s)
 	}

@@ -47,10 +47,10 @@ func ParseRef(ref string) (Ref, error) {
 // CleanPath checks a secret path "<mount>/<path>": at least two segments, none empty, "." or
 // "..", no spaces at either end. A leading or trailing slash is dropped.
 func CleanPath(path string) (string, error) {
+	path = strings.Trim(path, "/")
 	if strings.TrimSpace(path) != path {
 		return "", errors.New("the secret path has leading or trailing spaces")
 	}
-	path = strings.Trim(path, "/")
 	segments := strings.Split(path, "/")
 	if path == "" || len(segments) < 2 {
 		return "", fmt.Errorf("secret path %q must be <mount>/<path>", path)

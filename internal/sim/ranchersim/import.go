@@ -26,9 +26,11 @@ import (
 
 // imported is what a cluster created through the API carries beyond id, name and state.
 type imported struct {
-	created time.Time
-	agent   *agentLink // set by the first agent handshake
-	stats   clusterStats
+	created   time.Time
+	agent     *agentLink // set by the first agent handshake
+	gen       int        // counts agent handshakes: the newest one's watchAgent is the live one
+	connected bool       // the Connected condition (clusterconnected.go)
+	stats     clusterStats
 }
 
 // Token is a simulated clusterRegistrationToken.
@@ -111,7 +113,8 @@ func (s *Server) createCluster(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteCluster removes a cluster as Rancher does: its projects, bindings and registration
-// tokens go with it, and its agent's tunnels are closed (a reconnect is then refused).
+// tokens go with it, and its agent's tunnels are closed (a reconnect is then refused) — for an
+// imported cluster only after the cleanup Rancher deploys through them (cleanup.go).
 func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
 	c := s.st.clusters[id]
@@ -120,12 +123,27 @@ func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, id string
 		writeError(w, http.StatusNotFound, "NotFound", "clusters.management.cattle.io \""+id+"\" not found")
 		return
 	}
+	s.startRemovalLocked(c)
 	out := renderCluster(baseURL(r), c)
-	s.removeClusterLocked(id)
 	s.mu.Unlock()
-	s.tun.drop(id)
-	out["state"] = "removing"
 	writeJSON(w, http.StatusOK, out)
+}
+
+// startRemovalLocked deletes a cluster as Rancher does (s.mu held): an imported cluster whose
+// agent connected is "removing" until Rancher's cleanup through its tunnel is done (cleanup.go);
+// any other cluster goes at once.
+func (s *Server) startRemovalLocked(c *Cluster) {
+	if c.State == "removing" {
+		return
+	}
+	if c.imp != nil && c.imp.agent != nil {
+		c.State = "removing"
+		go s.removeImported(c.ID, c.imp.agent)
+		return
+	}
+	c.State = "removing"
+	s.removeClusterLocked(c.ID)
+	go s.tun.drop(c.ID)
 }
 
 // removeClusterLocked deletes the cluster and everything that belongs to it (s.mu held).
@@ -261,6 +279,11 @@ func (c *Cluster) renderImported(out map[string]any) {
 	if c.imp.agent != nil {
 		out["driver"] = "imported"
 		out["apiEndpoint"] = "https://" + c.imp.agent.params.address
+		status, message := "True", ""
+		if !c.imp.connected {
+			status, message = "False", "Cluster agent is not connected"
+		}
+		out["conditions"] = []map[string]any{{"type": "Connected", "status": status, "message": message}}
 	}
 	st := c.imp.stats
 	out["nodeCount"] = st.nodes

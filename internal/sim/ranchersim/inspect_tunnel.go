@@ -12,10 +12,13 @@ import (
 type ClusterInfo struct {
 	ID, Name, State string
 	APIEndpoint     string // "https://" + the agent's address ("" before the first handshake)
+	Connected       bool   // the last check through the steve session answered 200
 	Nodes           int
+	NotReadyNodes   int // Nodes whose Ready condition is not True
 	Capacity        map[string]string
 	Allocatable     map[string]string
-	Requested       map[string]string
+	Requested       map[string]string // from the Nodes' pod-requests annotations
+	Limits          map[string]string // from the Nodes' pod-limits annotations
 }
 
 // ImportedClusters lists the clusters created through the API, sorted by name.
@@ -27,9 +30,10 @@ func (s *Server) ImportedClusters() []ClusterInfo {
 		if c.imp == nil {
 			continue
 		}
-		ci := ClusterInfo{ID: c.ID, Name: c.Name, State: c.State, Nodes: c.imp.stats.nodes,
-			Capacity: maps.Clone(c.imp.stats.capacity), Allocatable: maps.Clone(c.imp.stats.allocatable),
-			Requested: maps.Clone(c.imp.stats.requested)}
+		st := c.imp.stats
+		ci := ClusterInfo{ID: c.ID, Name: c.Name, State: c.State, Connected: c.imp.connected, Nodes: st.nodes,
+			NotReadyNodes: st.notReady, Capacity: maps.Clone(st.capacity), Allocatable: maps.Clone(st.allocatable),
+			Requested: maps.Clone(st.requested), Limits: maps.Clone(st.limits)}
 		if c.imp.agent != nil {
 			ci.APIEndpoint = "https://" + c.imp.agent.params.address
 		}
@@ -49,22 +53,22 @@ func (s *Server) ClusterByName(name string) (ClusterInfo, bool) {
 	return ClusterInfo{}, false
 }
 
-// DeleteCluster removes a cluster as a Rancher user would (same cascade as the API).
+// DeleteCluster deletes a cluster as a Rancher user would (same cascade as the API: an imported
+// cluster whose agent connected is "removing" until Rancher's cleanup through its tunnel ran).
 func (s *Server) DeleteCluster(id string) bool {
 	s.mu.Lock()
-	if s.st.clusters[id] == nil {
-		s.mu.Unlock()
+	defer s.mu.Unlock()
+	c := s.st.clusters[id]
+	if c == nil {
 		return false
 	}
-	s.removeClusterLocked(id)
-	s.mu.Unlock()
-	s.tun.drop(id)
+	s.startRemovalLocked(c)
 	return true
 }
 
 // Sessions reports whether the cluster's agent and steve sessions are up.
 func (s *Server) Sessions(id string) (agent, steve bool) {
-	return s.tun.rd.HasSession(id), s.tun.rd.HasSession(stevePrefix + id)
+	return s.tun.HasSession(id), s.tun.HasSession(stevePrefix + id)
 }
 
 // TunnelConnects counts successful handshakes by kind: "agent.register", "agent", "steve".
@@ -75,6 +79,7 @@ func (s *Server) TunnelConnects() map[string]int {
 }
 
 // CloseTunnels closes every tunnel, as a Rancher restart does (the clients must reconnect).
+// The simulator's own checks through the tunnels finish first.
 func (s *Server) CloseTunnels() {
 	s.tun.mu.Lock()
 	ids := make([]string, 0, len(s.tun.conns))
@@ -94,19 +99,22 @@ func (s *Server) DialTunnel(ctx context.Context, id string, steve bool, address 
 	if steve {
 		key = stevePrefix + id
 	}
-	if !s.tun.rd.HasSession(key) {
+	if !s.tun.HasSession(key) {
 		return nil, errors.New("no session for " + key)
 	}
-	return s.tun.rd.Dialer(key)(ctx, "tcp", address)
+	return s.tun.dialer(key)(ctx, "tcp", address)
 }
 
-// RefreshStats recounts an imported cluster's Nodes and Pods through its tunnel.
+// RefreshStats reads an imported cluster's Nodes through its tunnel again, as Rancher's
+// watches would (totals, Ready Nodes).
 func (s *Server) RefreshStats(ctx context.Context, id string) error {
 	link := s.tunnelLink(id)
 	if link == nil {
 		return errors.New("cluster " + id + " has no tunnel")
 	}
+	s.tun.traffic.RLock()
 	st, err := collectStats(ctx, link.kube)
+	s.tun.traffic.RUnlock()
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,14 @@ type Options struct {
 	// fill (controllers.go: a provisioning cluster's management id, its default registration
 	// token, a token's manifest URL and commands; default 50 ms).
 	ControllerDelay time.Duration
+	// ConnectedCheckInterval is how often an active imported cluster's agent is checked
+	// (GET http://not-used/ping through its steve session, clusterconnected.go; default 15 s,
+	// Rancher's); CleanupRetryInterval the wait between the three attempts at the cleanup Rancher
+	// deploys through the tunnel when such a cluster is deleted (default 3 s, Rancher's).
+	ConnectedCheckInterval, CleanupRetryInterval time.Duration
+	// StatsInterval is how often an active imported cluster's Nodes are listed again through
+	// its tunnel for its totals (default 1 min; Rancher watches them instead).
+	StatsInterval time.Duration
 	// NamespaceDelay is how long after its create a cluster's namespace (c-xxxxx, where its
 	// registration tokens live) is missing, so that a registration token POSTed meanwhile is
 	// answered 404 `namespaces "c-xxxxx" not found` (default 50 ms; negative: never). See
@@ -81,6 +89,7 @@ type Server struct {
 	crtbs       map[string]*crtb             // cluster role template bindings by id (crtb.go)
 	hung        map[string]bool              // node names whose drains never finish
 	kubeconfigs map[string][]string          // kubeconfig tokens by cluster id (kubeconfig.go)
+	cleanups    map[string]CleanupResult     // what deleting an imported cluster deployed (cleanup.go)
 	nodeAnn     map[string]map[string]string // downstream Node annotations by v3 node id (etcdnodes.go)
 	etcdRemover EtcdRemover                  // the emulated etcd (etcdnodes.go)
 	secrets     map[string]*simSecret        // fleet-default's secrets by name (secrets.go)
@@ -110,6 +119,15 @@ func New(o Options) *Server {
 			*d = 100 * time.Millisecond
 		}
 	}
+	if o.ConnectedCheckInterval <= 0 {
+		o.ConnectedCheckInterval = 15 * time.Second
+	}
+	if o.CleanupRetryInterval <= 0 {
+		o.CleanupRetryInterval = 3 * time.Second
+	}
+	if o.StatsInterval <= 0 {
+		o.StatsInterval = time.Minute
+	}
 	if o.NamespaceDelay == 0 {
 		o.NamespaceDelay = 50 * time.Millisecond
 	}
@@ -117,8 +135,9 @@ func New(o Options) *Server {
 		o.ControllerDelay = 50 * time.Millisecond
 	}
 	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
-		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{}, secrets: map[string]*simSecret{}, Injector: simfault.New(faultProfile)}
-	s.tun = newTunnels(s)
+		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{},
+		cleanups: map[string]CleanupResult{}, secrets: map[string]*simSecret{}, Injector: simfault.New(faultProfile)}
+	s.tun = newTunnels()
 	if o.Upstream != nil {
 		s.proxy, s.kube = newUpstream(o.Upstream)
 	}

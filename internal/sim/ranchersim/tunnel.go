@@ -2,7 +2,6 @@ package ranchersim
 
 import (
 	"bufio"
-	"context"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rancher/remotedialer"
 )
@@ -31,19 +31,26 @@ const (
 	stevePrefix        = "stv-cluster-"
 )
 
-// tunnels is the remotedialer server and the connections it hijacked, by cluster id.
+// tunnels is the tunnel server: its sessions (sessions.go) and the connections it hijacked, by
+// cluster id.
 type tunnels struct {
-	rd *remotedialer.Server
+	closing  sync.RWMutex                // held while a session closes; guards sessions
+	sessions map[string][]*tunnelSession // by client key
+	// traffic is held (read) by the simulator's own requests through a tunnel and (write) while
+	// tunnels are dropped: remotedialer v0.6.1 races when a session closes while a connection of
+	// it writes (rancher/remotedialer#261), and the simulator keeps its own requests out of that.
+	traffic sync.RWMutex
 
 	mu       sync.Mutex
 	conns    map[string]map[net.Conn]struct{}
-	connects map[string]int // "agent", "agent.register", "steve": successful handshakes
+	served   map[net.Conn]chan struct{} // closed once the session's handler has returned
+	connects map[string]int             // "agent", "agent.register", "steve": successful handshakes
+	conflict int                        // /v3/connect/register handshakes still to refuse (ConflictRegistrations)
 }
 
-func newTunnels(s *Server) *tunnels {
-	t := &tunnels{conns: map[string]map[net.Conn]struct{}{}, connects: map[string]int{}}
-	t.rd = remotedialer.New(s.authorizeTunnel, remotedialer.DefaultErrorWriter)
-	return t
+func newTunnels() *tunnels {
+	return &tunnels{sessions: map[string][]*tunnelSession{}, conns: map[string]map[net.Conn]struct{}{},
+		served: map[net.Conn]chan struct{}{}, connects: map[string]int{}}
 }
 
 // agentParams is the cluster object of X-API-Tunnel-Params.
@@ -90,11 +97,9 @@ func decodeAgentParams(v string) (agentParams, error) {
 
 type keyHolder struct{ key, cluster, kind string }
 
-type keyHolderCtx struct{}
-
-// authorizeTunnel is the remotedialer Authorizer: the agent's tunnel token, or the steve bearer.
-func (s *Server) authorizeTunnel(r *http.Request) (string, bool, error) {
-	h, _ := r.Context().Value(keyHolderCtx{}).(*keyHolder)
+// authorizeTunnel is the remotedialer Authorizer Rancher's tunnel server has: the agent's tunnel
+// token, or the steve bearer; h receives the session's key.
+func (s *Server) authorizeTunnel(r *http.Request, h *keyHolder) (string, bool, error) {
 	if tok := r.Header.Get(tunnelTokenHeader); tok != "" {
 		cid := s.clusterByToken(tok)
 		if cid == "" {
@@ -107,6 +112,12 @@ func (s *Server) authorizeTunnel(r *http.Request) (string, bool, error) {
 		kind := "agent"
 		if strings.HasSuffix(r.URL.Path, "/register") {
 			kind = "agent.register"
+			if s.takeRegisterConflict() {
+				// Rancher records the agent on the management cluster object at registration and
+				// can lose the optimistic-lock race (observed against v2.12.0).
+				return "", false, errors.New(`Operation cannot be fulfilled on clusters.management.cattle.io "` + cid +
+					`": the object has been modified; please apply your changes to the latest version and try again`)
+			}
 		}
 		if err := s.linkAgent(cid, p); err != nil {
 			return "", false, err
@@ -127,9 +138,17 @@ func (s *Server) authorizeTunnel(r *http.Request) (string, bool, error) {
 // handleConnect serves one tunnel for as long as it lives.
 func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
 	h := &keyHolder{}
-	r = r.WithContext(context.WithValue(r.Context(), keyHolderCtx{}, h))
+	key, authed, err := s.authorizeTunnel(r, h)
+	if err != nil {
+		remotedialer.DefaultErrorWriter(w, r, http.StatusBadRequest, err)
+		return
+	}
+	if !authed {
+		remotedialer.DefaultErrorWriter(w, r, http.StatusUnauthorized, errors.New("failed authentication"))
+		return
+	}
 	hw := &hijackWatch{ResponseWriter: w, s: s, h: h}
-	s.tun.rd.ServeHTTP(hw, r)
+	s.tun.serveSession(hw, r, key)
 	if hw.conn == nil || h.cluster == "" {
 		return
 	}
@@ -168,6 +187,7 @@ func (t *tunnels) track(cluster, kind string, c net.Conn) {
 		t.conns[cluster] = map[net.Conn]struct{}{}
 	}
 	t.conns[cluster][c] = struct{}{}
+	t.served[c] = make(chan struct{})
 	t.connects[kind]++
 }
 
@@ -178,17 +198,56 @@ func (t *tunnels) forget(cluster string, c net.Conn) {
 	if len(t.conns[cluster]) == 0 {
 		delete(t.conns, cluster)
 	}
+	if done := t.served[c]; done != nil {
+		close(done)
+		delete(t.served, c)
+	}
 }
 
-// drop closes every tunnel of a cluster.
+// drop closes every tunnel of a cluster and waits (at most 5 s) until remotedialer has closed
+// their sessions, so that none of the simulator's own requests meets a closing session.
 func (t *tunnels) drop(cluster string) {
+	t.traffic.Lock()
+	defer t.traffic.Unlock()
 	t.mu.Lock()
-	conns := t.conns[cluster]
-	delete(t.conns, cluster)
+	var conns []net.Conn
+	var served []chan struct{}
+	for c := range t.conns[cluster] {
+		conns = append(conns, c)
+		if done := t.served[c]; done != nil {
+			served = append(served, done)
+		}
+	}
 	t.mu.Unlock()
-	for c := range conns {
+	for _, c := range conns {
 		_ = c.Close()
 	}
+	timeout := time.After(5 * time.Second)
+	for _, done := range served {
+		select {
+		case <-done:
+		case <-timeout:
+			return
+		}
+	}
+}
+
+// ConflictRegistrations makes the next n /v3/connect/register handshakes answer 400 with the
+// optimistic-lock conflict real Rancher can answer there.
+func (s *Server) ConflictRegistrations(n int) {
+	s.tun.mu.Lock()
+	s.tun.conflict = n
+	s.tun.mu.Unlock()
+}
+
+func (s *Server) takeRegisterConflict() bool {
+	s.tun.mu.Lock()
+	defer s.tun.mu.Unlock()
+	if s.tun.conflict > 0 {
+		s.tun.conflict--
+		return true
+	}
+	return false
 }
 
 // publicRoute returns the handler of a route that needs no API token (nil: none).

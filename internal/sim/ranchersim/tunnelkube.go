@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -26,16 +27,16 @@ type agentLink struct {
 	kube      kubernetes.Interface
 }
 
-// clusterStats are the totals Rancher shows for a cluster, from its Nodes and their Pods.
+// clusterStats are the totals Rancher shows for a cluster, from its Nodes.
 type clusterStats struct {
-	nodes                                    int
+	nodes, notReady                          int
 	capacity, allocatable, requested, limits map[string]string
 }
 
 func (s *Server) newAgentLink(cid string, p agentParams) (*agentLink, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(p.caPEM)
-	dial := s.tun.rd.Dialer(cid)
+	dial := s.tun.dialer(cid)
 	dialCtx := func(ctx context.Context, network, addr string) (net.Conn, error) { return dial(ctx, network, addr) }
 	tr := &http.Transport{DialContext: dialCtx, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 8,
 		IdleConnTimeout: 90 * time.Second, TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
@@ -77,34 +78,11 @@ func (s *Server) linkAgent(cid string, p agentParams) error {
 		link = fresh
 		c.imp.agent = link
 	}
+	c.imp.gen++
+	gen := c.imp.gen
 	s.mu.Unlock()
-	go s.activate(cid, link)
+	go s.watchAgent(cid, link, gen)
 	return nil
-}
-
-// activate waits for the session the handshake opens, then reads the cluster's Nodes through it:
-// the cluster is "waiting" while none is visible and "active" once one is, with its totals.
-func (s *Server) activate(cid string, link *agentLink) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for waited := time.Duration(0); !s.tun.rd.HasSession(cid); waited += 20 * time.Millisecond {
-		if waited > 10*time.Second || !s.currentLink(cid, link) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	s.setState(cid, "waiting", nil)
-	for ctx.Err() == nil && s.currentLink(cid, link) && s.tun.rd.HasSession(cid) {
-		st, err := collectStats(ctx, link.kube)
-		if err == nil && st.nodes > 0 {
-			s.setState(cid, "active", &st)
-			return
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 func (s *Server) currentLink(cid string, link *agentLink) bool {
@@ -117,7 +95,7 @@ func (s *Server) currentLink(cid string, link *agentLink) bool {
 func (s *Server) setState(cid, state string, st *clusterStats) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c := s.st.clusters[cid]; c != nil && c.imp != nil {
+	if c := s.st.clusters[cid]; c != nil && c.imp != nil && c.State != "removing" {
 		c.State = state
 		if st != nil {
 			c.imp.stats = *st
@@ -127,46 +105,79 @@ func (s *Server) setState(cid, state string, st *clusterStats) {
 
 // agentGone marks a cluster whose last agent session ended "unavailable".
 func (s *Server) agentGone(cid string) {
-	if s.tun.rd.HasSession(cid) {
+	if s.tun.HasSession(cid) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c := s.st.clusters[cid]; c != nil && c.imp != nil && c.imp.agent != nil {
-		c.State = "unavailable"
+	if c := s.st.clusters[cid]; c != nil && c.imp != nil && c.imp.agent != nil && c.State != "removing" {
+		c.State, c.imp.connected = "unavailable", false
 	}
 }
 
-// collectStats sums the Nodes' capacity and allocatable and the requests and limits of the
-// non-terminal Pods bound to them.
+// collectStats reads the cluster's Nodes as Rancher's statsaggregator
+// (pkg/controllers/management/clusterstats) totals them: capacity and allocatable from the Nodes'
+// status, requested and limits from the annotations management.cattle.io/pod-requests and
+// pod-limits that the cluster agent's podresources controller writes on every Node
+// (pkg/controllers/managementagent/podresources; nodesyncer copies them into the machine's
+// Status.Requested/Limits) — Rancher never sums the Pods itself. Only pods, memory and cpu are
+// totalled, as there. Nodes that are not Ready are counted in notReady.
 func collectStats(ctx context.Context, kube kubernetes.Interface) (clusterStats, error) {
-	// ResourceVersion "0" is served from the API server's watch cache, as informers list; the
-	// cache indexes Pods by node, so the per-node lists stay cheap with thousands of Pods.
+	// ResourceVersion "0" is served from the API server's watch cache, as informers list.
 	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return clusterStats{}, err
 	}
 	capacity, allocatable := corev1.ResourceList{}, corev1.ResourceList{}
 	requested, limits := corev1.ResourceList{}, corev1.ResourceList{}
+	st := clusterStats{nodes: len(nodes.Items)}
 	for _, n := range nodes.Items {
-		addList(capacity, n.Status.Capacity)
-		addList(allocatable, n.Status.Allocatable)
-		pods, err := kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name, ResourceVersion: "0"})
-		if err != nil {
-			return clusterStats{}, err
-		}
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-				continue
-			}
-			for _, c := range p.Spec.Containers {
-				addList(requested, c.Resources.Requests)
-				addList(limits, c.Resources.Limits)
-			}
+		addList(capacity, totalled(n.Status.Capacity))
+		addList(allocatable, totalled(n.Status.Allocatable))
+		addList(requested, totalled(annotationList(n.Annotations[podRequestsAnnotation])))
+		addList(limits, totalled(annotationList(n.Annotations[podLimitsAnnotation])))
+		if !nodeReady(&n) {
+			st.notReady++
 		}
 	}
-	return clusterStats{nodes: len(nodes.Items), capacity: render(capacity), allocatable: render(allocatable),
-		requested: render(requested), limits: render(limits)}, nil
+	st.capacity, st.allocatable, st.requested, st.limits = render(capacity), render(allocatable), render(requested), render(limits)
+	return st, nil
+}
+
+// The annotations of pkg/controllers/managementagent/podresources: JSON resource lists.
+const (
+	podRequestsAnnotation = "management.cattle.io/pod-requests"
+	podLimitsAnnotation   = "management.cattle.io/pod-limits"
+)
+
+// annotationList decodes an annotation as nodesyncer's getResourceList does (nothing when
+// absent or malformed).
+func annotationList(v string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	if v != "" {
+		_ = json.Unmarshal([]byte(v), &out)
+	}
+	return out
+}
+
+// totalled keeps the keys statsaggregator totals: pods, memory, cpu.
+func totalled(l corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, k := range []corev1.ResourceName{corev1.ResourcePods, corev1.ResourceMemory, corev1.ResourceCPU} {
+		if q, ok := l[k]; ok {
+			out[k] = q
+		}
+	}
+	return out
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func addList(dst, src corev1.ResourceList) {
@@ -217,7 +228,7 @@ func (s *Server) tunnelLink(cid string) *agentLink {
 		link = c.imp.agent
 	}
 	s.mu.Unlock()
-	if link == nil || !s.tun.rd.HasSession(cid) {
+	if link == nil || !s.tun.HasSession(cid) {
 		return nil
 	}
 	return link

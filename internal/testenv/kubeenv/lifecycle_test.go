@@ -22,7 +22,7 @@ func TestStartServesAndCleansUp(t *testing.T) {
 		t.Logf("private control plane: ready in %v (Start returned after %v), RSS %v, logs in %s",
 			env.StartupTime.Round(time.Millisecond), time.Since(began).Round(time.Millisecond),
 			env.RSS(), env.Dir)
-		t.Logf("start phases: %v", env.cluster.phases)
+		t.Logf("start phases: %v", env.cluster.cp.Phases)
 		v, err := env.Clientset.Discovery().ServerVersion()
 		if err != nil {
 			t.Fatalf("server version: %v", err)
@@ -30,8 +30,8 @@ func TestStartServesAndCleansUp(t *testing.T) {
 		if v.GitVersion != KubeVersion {
 			t.Errorf("server gitVersion = %q, want %q", v.GitVersion, KubeVersion)
 		}
-		for _, p := range env.cluster.procs {
-			pids = append(pids, p.cmd.Process.Pid)
+		for _, p := range env.cluster.cp.Processes() {
+			pids = append(pids, p.Pid())
 		}
 		owned = env.cluster.owned
 		if len(pids) != 3 || len(owned) == 0 {

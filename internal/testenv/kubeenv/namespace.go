@@ -55,9 +55,10 @@ func (e *Env) Namespace(t testing.TB, prefix string, labels map[string]string) s
 // RSS reports the resident memory of each running process in bytes, keyed by process name
 // (etcd, kube-apiserver, kube-controller-manager).
 func (e *Env) RSS() map[string]int64 {
-	out := make(map[string]int64, len(e.cluster.procs))
-	for _, p := range e.cluster.procs {
-		out[p.name] = p.rssBytes()
+	procs := e.cluster.cp.Processes()
+	out := make(map[string]int64, len(procs))
+	for _, p := range procs {
+		out[p.Name] = rssBytes(p.Pid())
 	}
 	return out
 }

@@ -1,8 +1,6 @@
 package kubeenv
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,62 +87,6 @@ func TestBinDir(t *testing.T) {
 	}
 }
 
-func TestCredentials(t *testing.T) {
-	c, err := newCredentials()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	f, err := c.write(dir, "https://127.0.0.1:6443")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(c.caPEM) {
-		t.Fatal("CA PEM does not parse")
-	}
-	block, _ := pem.Decode(c.certPEM)
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"127.0.0.1", "localhost"} {
-		opts := x509.VerifyOptions{Roots: pool, DNSName: name, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-		if _, err := cert.Verify(opts); err != nil {
-			t.Errorf("serving cert does not verify for %s: %v", name, err)
-		}
-	}
-	tokens, err := os.ReadFile(f.tokens)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := c.token + `,admin,admin,"system:masters"` + "\n"; string(tokens) != want {
-		t.Errorf("tokens.csv = %q, want %q", tokens, want)
-	}
-	kubeconfig, err := os.ReadFile(f.kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"server: https://127.0.0.1:6443", "token: " + c.token} {
-		if !strings.Contains(string(kubeconfig), want) {
-			t.Errorf("kubeconfig lacks %q:\n%s", want, kubeconfig)
-		}
-	}
-	if other, _ := newCredentials(); other != nil && other.token == c.token {
-		t.Error("two credential sets share a token")
-	}
-}
-
-func TestFreePortsDistinct(t *testing.T) {
-	ports, err := freePorts(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ports) != 3 || ports[0] == ports[1] || ports[1] == ports[2] || ports[0] == ports[2] {
-		t.Errorf("freePorts(3) = %v, want 3 distinct ports", ports)
-	}
-}
-
 func TestOwnerPID(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -161,46 +103,6 @@ func TestOwnerPID(t *testing.T) {
 			pid, ok := ownerPID(tc.name)
 			if pid != tc.wantPID || ok != tc.wantOK {
 				t.Errorf("ownerPID(%q) = %d, %v; want %d, %v", tc.name, pid, ok, tc.wantPID, tc.wantOK)
-			}
-		})
-	}
-}
-
-func TestTailFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "log")
-	var b strings.Builder
-	for i := range 100 {
-		fmt.Fprintf(&b, "line %d\n", i)
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := tailFile(path, 3), "line 97\nline 98\nline 99"; got != want {
-		t.Errorf("tailFile = %q, want %q", got, want)
-	}
-	if got := tailFile(filepath.Join(t.TempDir(), "missing"), 3); !strings.Contains(got, "cannot read") {
-		t.Errorf("tailFile(missing) = %q", got)
-	}
-}
-
-func TestPortClashDetected(t *testing.T) {
-	tests := []struct {
-		name, log string
-		want      bool
-	}{
-		{"etcd bind failure", `{"level":"fatal","msg":"listen tcp 127.0.0.1:2379: bind: address already in use"}`, true},
-		{"apiserver bind failure", "E1122 failed to listen on 127.0.0.1:6443: listen tcp 127.0.0.1:6443: bind: address already in use", true},
-		{"other failure", "F1122 invalid flag --foo", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "x.log")
-			if err := os.WriteFile(path, []byte(tc.log+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			c := &cluster{procs: []*proc{{name: "x", logPath: path}}}
-			if got := c.portClash(); got != tc.want {
-				t.Errorf("portClash() = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -37,6 +37,20 @@ func (p *Proxy) reverseProxy() http.Handler {
 	}
 }
 
+// steveHandler answers what the agent's steve server answers itself — GET /ping with "pong"
+// (rancher pkg/api/steve/health), which Rancher's clusterconnected controller asks for at
+// http://not-used/ping through the steve session and without which the cluster never counts as
+// connected — and passes everything else to next.
+func steveHandler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ping" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			_, _ = w.Write([]byte("pong"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // count reports each request's status and body sizes to OnRequest.
 func (p *Proxy) count(next http.Handler) http.Handler {
 	if p.o.OnRequest == nil {

@@ -64,6 +64,7 @@ func Start(o Options) (*Proxy, error) {
 	p.o.Logger.Info("starting in-process api proxy", zap.String("cluster", o.Cluster),
 		zap.String("address", p.Addr()), zap.String("upstream", o.Upstream.String()))
 	p.pipeSrv = p.newServer()
+	p.pipeSrv.Handler = steveHandler(p.handler)
 	go func() { _ = p.pipeSrv.Serve(p.pipe) }()
 	go p.run()
 	return p, nil
@@ -83,7 +84,8 @@ func (p *Proxy) Port() int {
 	return n
 }
 
-// DialPipe opens an in-memory plain-HTTP connection to the proxy (the steve session's target).
+// DialPipe opens an in-memory plain-HTTP connection to the proxy (the steve session's target,
+// whatever address Rancher asked for).
 func (p *Proxy) DialPipe(ctx context.Context, _, _ string) (net.Conn, error) {
 	return p.pipe.Dial(ctx)
 }

@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,12 +39,11 @@ func upstream(t *testing.T) (*httptest.Server, *http.Transport) {
 }
 
 type fixture struct {
-	up    *httptest.Server
-	proxy *apiproxy.Proxy
-	ca    *pki.CA
-	moves chan string
-	mu    sync.Mutex
-	seen  []int64 // bytes out per request
+	up       *httptest.Server
+	proxy    *apiproxy.Proxy
+	ca       *pki.CA
+	moves    chan string
+	observed chan int64 // bytes out of each request, as OnRequest saw it
 }
 
 func start(t *testing.T, ports *apiproxy.Ports, preferred int) *fixture {
@@ -60,10 +58,10 @@ func start(t *testing.T, ports *apiproxy.Ports, preferred int) *fixture {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(up.URL)
-	f := &fixture{up: up, ca: ca, moves: make(chan string, 4)}
+	f := &fixture{up: up, ca: ca, moves: make(chan string, 4), observed: make(chan int64, 1024)}
 	f.proxy, err = apiproxy.Start(apiproxy.Options{Cluster: "vc", Upstream: u, Transport: tr, Cert: srv.TLS, Ports: ports,
 		Preferred: preferred, NodeSelector: "logical-cluster=vc",
-		OnRequest: func(code int, in, out int64) { f.mu.Lock(); f.seen = append(f.seen, out); f.mu.Unlock() },
+		OnRequest: func(code int, in, out int64) { f.observed <- out },
 		OnMove:    func(addr string) { f.moves <- addr }, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -110,11 +108,33 @@ func TestPassesThroughWithTheCallersCredentials(t *testing.T) {
 	if got := f.get(t, "/healthz", nil); got["authorization"] != "" || got["path"] != "/healthz" {
 		t.Errorf("health check gained credentials or lost its path: %v", got)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.seen) != 2 || f.seen[0] == 0 {
-		t.Errorf("observed requests %v", f.seen)
+	// OnRequest runs when the proxy's handler returns, which can be after the client has read
+	// the whole answer (the proxy flushes as it copies): wait for the observations, do not
+	// assume they came first.
+	if seen := f.waitObserved(t, 2); seen[0] == 0 {
+		t.Errorf("observed requests %v", seen)
 	}
+	select {
+	case extra := <-f.observed:
+		t.Errorf("a third request observed (%d bytes)", extra)
+	default:
+	}
+}
+
+// waitObserved returns the next n requests' bytes out as OnRequest reported them.
+func (f *fixture) waitObserved(t *testing.T, n int) []int64 {
+	t.Helper()
+	var seen []int64
+	timeout := time.After(5 * time.Second)
+	for len(seen) < n {
+		select {
+		case out := <-f.observed:
+			seen = append(seen, out)
+		case <-timeout:
+			t.Fatalf("observed %v, want %d requests", seen, n)
+		}
+	}
+	return seen
 }
 
 func TestNodeListsAreScopedToTheCluster(t *testing.T) {
@@ -217,5 +237,41 @@ func TestPipeServesPlainHTTPForTheSteveSession(t *testing.T) {
 	f.proxy.Close()
 	if _, err := f.proxy.DialPipe(context.Background(), "tcp", ""); err == nil {
 		t.Error("pipe of a closed proxy accepted a connection")
+	}
+}
+
+// Rancher checks the agent with GET http://not-used/ping through the steve session; the steve
+// target answers it itself (the main API server has no /ping).
+func TestPipeAnswersRanchersConnectedCheck(t *testing.T) {
+	f := start(t, apiproxy.NewPorts(0, 0), 0)
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != "not-used:80" {
+			t.Errorf("dialled %s", addr)
+		}
+		return f.proxy.DialPipe(ctx, network, addr)
+	}}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("http://not-used/ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "pong" {
+		t.Errorf("ping: %d %q", resp.StatusCode, body)
+	}
+	select {
+	case n := <-f.observed:
+		t.Errorf("the ping reached the main API server (%d bytes)", n)
+	default:
+	}
+	// Everything else on the pipe still reaches the main API server.
+	resp, err = (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("http://not-used/api/v1/nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if seen := f.waitObserved(t, 1); len(seen) != 1 || resp.StatusCode != 200 {
+		t.Errorf("pass-through after the ping: %d %v", resp.StatusCode, seen)
 	}
 }

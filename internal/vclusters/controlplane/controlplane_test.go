@@ -2,8 +2,18 @@ package controlplane_test
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +94,76 @@ func TestRealStartsAndRestartsWithItsData(t *testing.T) {
 	kube, _ = kubernetes.NewForConfig(cp.RESTConfig())
 	if _, err := kube.CoreV1().Namespaces().Get(ctx, "kept", metav1.GetOptions{}); err != nil {
 		t.Errorf("namespace lost over a restart: %v", err)
+	}
+}
+
+// A port taken by someone else is reported as such (kubeenv retries on new ports then), with
+// the end of the failed process's log, and nothing is left running.
+func TestRealTakenPortIsReported(t *testing.T) {
+	o := options(t, t.TempDir())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	o.Port = ln.Addr().(*net.TCPAddr).Port
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, o)
+	if err == nil {
+		cp.Stop()
+		t.Fatal("started on a taken port")
+	}
+	if !errors.Is(err, controlplane.ErrPortTaken) || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("error %v, want ErrPortTaken with the log's line", err)
+	}
+}
+
+// etcd holds every Secret of the main API server (the agents' cattle-credentials among them):
+// another local user reaches neither its client nor its peer port, in plain text or over TLS
+// without the control plane's client certificate; the API server, which has it, works.
+func TestRealEtcdServesOnlyTheAPIServer(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, options(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	kube, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cattle-credentials-x", Namespace: "default"}, StringData: map[string]string{"token": "s3cr3t"}}
+	if _, err := kube.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "ports.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ports struct{ EtcdClient, EtcdPeer int }
+	if err := json.Unmarshal(data, &ports); err != nil {
+		t.Fatal(err)
+	}
+	// etcd's gRPC gateway: every key under /registry/secrets/.
+	rangeBody := fmt.Sprintf(`{"key":%q,"range_end":%q}`, base64.StdEncoding.EncodeToString([]byte("/registry/secrets/")),
+		base64.StdEncoding.EncodeToString([]byte("/registry/secrets0")))
+	noCert := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for _, port := range []int{ports.EtcdClient, ports.EtcdPeer} {
+		for _, scheme := range []string{"http", "https"} {
+			url := fmt.Sprintf("%s://127.0.0.1:%d/v3/kv/range", scheme, port)
+			resp, err := noCert.Post(url, "application/json", strings.NewReader(rangeBody))
+			if err != nil {
+				continue // refused: what we want
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Errorf("%s answered %s without a client certificate: %.200s", url, resp.Status, body)
+		}
+	}
+	if _, err := kube.CoreV1().Secrets("default").Get(ctx, secret.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the API server lost etcd: %v", err)
 	}
 }

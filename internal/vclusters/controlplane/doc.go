@@ -5,10 +5,15 @@
 // and logs in one directory that survives restarts (the ports, CA, service-account key and admin
 // token are created once and reused, so a restarted tool finds its clusters again).
 //
-// The controller manager runs the controllers the tool relies on: serviceaccount-token (fills
-// the service-account token Secret the agent reads), serviceaccount, namespace (finishes
-// namespace deletion), resourcequota and root-ca-cert-publisher. Without it, namespaces stay
-// Terminating and the tool falls back to the TokenRequest API for agent tokens.
+// The controller manager runs the controllers the tool relies on (DefaultControllers):
+// serviceaccount-token (fills the service-account token Secret the agent reads),
+// serviceaccount, namespace (finishes namespace deletion), resourcequota, root-ca-cert-publisher
+// and nodelifecycle. Without it, namespaces stay Terminating and the tool falls back to the
+// TokenRequest API for agent tokens.
+//
+// It is the one launcher of a control plane in the repository: the tier-2 tests start theirs
+// through internal/testenv/kubeenv, a thin wrapper over it (throwaway directories, etcd's data in
+// tmpfs, their own controller set, a retry when a port picked free was taken: ErrPortTaken).
 //
 // It must not know about virtual clusters or Rancher.
 package controlplane

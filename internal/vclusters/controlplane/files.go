@@ -25,13 +25,17 @@ type layout struct {
 	dir                                          string
 	ca, cert, key, saKey, saPub, tokens, kubecfg string
 	ports, etcdData                              string
+	// etcd's CA, its certificate (serving clients and peers) and the API server's client one
+	etcdCA, etcdCert, etcdKey, etcdClientCert, etcdClientKey string
 }
 
 func newLayout(dir string) layout {
 	j := func(n string) string { return filepath.Join(dir, n) }
 	return layout{dir: dir, ca: j("ca.pem"), cert: j("apiserver.pem"), key: j("apiserver-key.pem"),
 		saKey: j("sa-key.pem"), saPub: j("sa.pub"), tokens: j("tokens.csv"), kubecfg: j("admin.kubeconfig"),
-		ports: j("ports.json"), etcdData: j("etcd")}
+		ports: j("ports.json"), etcdData: j("etcd"),
+		etcdCA: j("etcd-ca.pem"), etcdCert: j("etcd.pem"), etcdKey: j("etcd-key.pem"),
+		etcdClientCert: j("apiserver-etcd-client.pem"), etcdClientKey: j("apiserver-etcd-client-key.pem")}
 }
 
 // ports are chosen once and kept, so the API server's address never changes.
@@ -79,6 +83,9 @@ func (l layout) credentials(host string) (token string, caPEM []byte, err error)
 	if err := writeAll(map[string][]byte{l.cert: srv.CertPEM, l.key: srv.KeyPEM}); err != nil {
 		return "", nil, err
 	}
+	if err := l.etcdCredentials(); err != nil {
+		return "", nil, err
+	}
 	if err := l.ensureSAKey(); err != nil {
 		return "", nil, err
 	}
@@ -91,6 +98,26 @@ func (l layout) credentials(host string) (token string, caPEM []byte, err error)
 	cfg.Contexts["main"] = &clientcmdapi.Context{Cluster: "main", AuthInfo: "admin"}
 	cfg.CurrentContext = "main"
 	return token, ca.PEM, clientcmd.WriteToFile(*cfg, l.kubecfg)
+}
+
+// etcdCredentials issues (every start) etcd's certificate for its client and peer listeners and
+// the API server's client certificate, from etcd's own CA: etcd answers no one without one (it
+// holds every Secret), and no certificate of the API server's CA opens it.
+func (l layout) etcdCredentials() error {
+	ca, err := pki.LoadOrCreateCA(l.dir, "etcd-ca", "site-agent virtual-clusters etcd CA")
+	if err != nil {
+		return err
+	}
+	member, err := ca.IssuePeer("etcd")
+	if err != nil {
+		return err
+	}
+	client, err := ca.IssueClient("kube-apiserver-etcd-client")
+	if err != nil {
+		return err
+	}
+	return writeAll(map[string][]byte{l.etcdCert: member.CertPEM, l.etcdKey: member.KeyPEM,
+		l.etcdClientCert: client.CertPEM, l.etcdClientKey: client.KeyPEM})
 }
 
 func (l layout) ensureSAKey() error {
@@ -148,12 +175,14 @@ func writeAll(files map[string][]byte) error {
 	return nil
 }
 
+// freePorts returns n distinct loopback ports that were free a moment ago (all are held open
+// together, then released).
 func freePorts(n int) ([]int, error) {
 	out := make([]int, 0, n)
 	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("pick a free port: %w", err)
 		}
 		defer ln.Close()
 		out = append(out, ln.Addr().(*net.TCPAddr).Port)

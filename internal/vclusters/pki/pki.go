@@ -97,7 +97,7 @@ func parseCA(certPEM, keyPEM []byte, where string) (*CA, error) {
 	return &CA{Cert: cert, Key: key, PEM: certPEM}, nil
 }
 
-// Serving is an issued serving certificate.
+// Serving is an issued certificate with its key (a serving, peer or client certificate).
 type Serving struct {
 	CertPEM, KeyPEM []byte
 	TLS             tls.Certificate
@@ -105,15 +105,34 @@ type Serving struct {
 
 // IssueServing issues a one-year serving certificate for 127.0.0.1, ::1, localhost and names.
 func (ca *CA) IssueServing(commonName string, names ...string) (*Serving, error) {
+	return ca.issue(commonName, nil, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, true, names)
+}
+
+// IssuePeer issues a one-year certificate that serves and authenticates as a client, for
+// 127.0.0.1, ::1, localhost and names: an etcd member's, which its peers both dial and answer.
+func (ca *CA) IssuePeer(commonName string, names ...string) (*Serving, error) {
+	return ca.issue(commonName, nil, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, true, names)
+}
+
+// IssueClient issues a one-year client certificate for commonName in the organizations (which
+// Kubernetes reads as groups).
+func (ca *CA) IssueClient(commonName string, organizations ...string) (*Serving, error) {
+	return ca.issue(commonName, organizations, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, false, nil)
+}
+
+func (ca *CA) issue(commonName string, orgs []string, usages []x509.ExtKeyUsage, loopback bool, names []string) (*Serving, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: commonName},
+	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: commonName, Organization: orgs},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(1, 0, 0),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames: append([]string{"localhost"}, names...), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}}
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usages}
+	if loopback {
+		tmpl.DNSNames = append([]string{"localhost"}, names...)
+		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
 		return nil, err

@@ -42,3 +42,53 @@ func TestCAIsKeptAndIssuesLoopbackCertificates(t *testing.T) {
 		t.Error("a CA without its key was accepted (or silently replaced)")
 	}
 }
+
+// A client certificate authenticates only as a client, a peer certificate both ways; a client
+// certificate of another CA does not verify.
+func TestPeerAndClientCertificates(t *testing.T) {
+	ca, err := pki.NewCA("etcd CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := pki.NewCA("other CA")
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.PEM)
+	verify := func(s *pki.Serving, usage x509.ExtKeyUsage, host string) error {
+		leaf, err := x509.ParseCertificate(s.TLS.Certificate[0])
+		if err != nil {
+			return err
+		}
+		_, err = leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: host, KeyUsages: []x509.ExtKeyUsage{usage}})
+		return err
+	}
+	peer, err := ca.IssuePeer("etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := ca.IssueClient("kube-apiserver-etcd-client", "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, _ := other.IssueClient("intruder")
+	for _, tc := range []struct {
+		name  string
+		s     *pki.Serving
+		usage x509.ExtKeyUsage
+		host  string
+		ok    bool
+	}{
+		{"peer serves", peer, x509.ExtKeyUsageServerAuth, "127.0.0.1", true},
+		{"peer dials", peer, x509.ExtKeyUsageClientAuth, "", true},
+		{"client dials", client, x509.ExtKeyUsageClientAuth, "", true},
+		{"client cannot serve", client, x509.ExtKeyUsageServerAuth, "", false},
+		{"another CA's client", foreign, x509.ExtKeyUsageClientAuth, "", false},
+	} {
+		if err := verify(tc.s, tc.usage, tc.host); (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	leaf, _ := x509.ParseCertificate(client.TLS.Certificate[0])
+	if leaf.Subject.CommonName != "kube-apiserver-etcd-client" || len(leaf.Subject.Organization) != 1 || len(leaf.IPAddresses) != 0 {
+		t.Errorf("client subject %v, IPs %v", leaf.Subject, leaf.IPAddresses)
+	}
+}

@@ -173,12 +173,21 @@ func (c *Client) once(ctx context.Context, kind Kind) (bool, error) {
 	c.track(kind, ws)
 	defer c.untrack(kind)
 	c.up(kind)
-	sess := remotedialer.NewClientSessionWithDialer(c.allow(kind), ws, c.localDialer(kind))
+	local := newLocalConns()
+	sess := remotedialer.NewClientSessionWithDialer(c.allow(kind), ws, local.wrap(c.localDialer(kind)))
+	local.sess = sess
+	KeepaliveHandlers(ws)
 	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
 	_, err = sess.Serve(ctx)
 	stop()
+	_ = ws.Close() // from here every write to the session fails at once
+	// Session.Close only after the session's connections have let go (drain.go).
+	if live, clean := local.drain(drainTimeout); !clean {
+		c.cfg.Logger.Warn("tunnel connections did not close in time, closing the session anyway", zap.String("cluster", c.cfg.Cluster),
+			zap.String("session", string(kind)), zap.Int("connections", live), zap.Duration("waited", drainTimeout))
+	}
 	sess.Close()
-	_ = ws.Close()
+	local.markClosed()
 	return true, err
 }
 
@@ -236,8 +245,8 @@ func (c *Client) untrack(kind Kind) {
 	c.mu.Unlock()
 }
 
-// allow is the session's ConnectAuthorizer: only TCP to the cluster's own proxy, plus the
-// steve address on the steve session.
+// allow is the session's ConnectAuthorizer: only TCP to the cluster's own proxy on the agent
+// session; any TCP address on the steve session, which answers every one in memory.
 func (c *Client) allow(kind Kind) remotedialer.ConnectAuthorizer {
 	return func(proto, address string) bool {
 		ok := Allowed(kind, proto, address, c.cfg.ProxyAddr())
@@ -252,13 +261,18 @@ func (c *Client) allow(kind Kind) remotedialer.ConnectAuthorizer {
 	}
 }
 
-// Allowed is the allow rule: TCP to proxyAddr on any session, or to SteveAddress on the steve
-// session; nothing else (no unix sockets, no other ports, no other hosts).
+// Allowed is the allow rule. The steve session accepts any TCP address: its dialer never
+// leaves memory (the steve handler answers them all, as the agent's steve aggregation listener
+// does in rancher/steve pkg/aggregation), and Rancher dials more than the steve address there —
+// pkg/controllers/management/clusterconnected checks the agent with GET http://not-used/ping,
+// and a refusal ends the whole session (remotedialer v0.6.1), so the cluster would never count
+// as connected. The agent session, whose dialer reaches the network, accepts only TCP to
+// proxyAddr: no unix sockets, no other ports, no other hosts.
 func Allowed(kind Kind, proto, address, proxyAddr string) bool {
 	if proto != "tcp" {
 		return false
 	}
-	return (proxyAddr != "" && address == proxyAddr) || (kind == Steve && address == SteveAddress)
+	return kind == Steve || (proxyAddr != "" && address == proxyAddr)
 }
 
 func (c *Client) localDialer(kind Kind) remotedialer.Dialer {

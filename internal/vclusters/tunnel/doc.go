@@ -13,9 +13,13 @@
 //     Rancher dials 127.0.0.1:6080 through it (pkg/api/steve/proxy/proxy.go); here that address
 //     is answered in memory by the cluster's API proxy.
 //
-// Unlike the real agent, whose allow function accepts any TCP address, every session here
-// accepts only its own cluster's proxy address (and, on the steve session, the steve address).
-// Pings and connection syncs are remotedialer's own (PingWriteInterval, SyncConnectionsInterval).
+// The steve session accepts any TCP address, as the agent's does (its dialer stays in memory:
+// Rancher dials 127.0.0.1:6080 and, to check the agent, not-used:80); unlike the real agent,
+// whose allow function accepts any TCP address, the agent session accepts only its own
+// cluster's proxy address. Pings and connection syncs are remotedialer's own
+// (PingWriteInterval, SyncConnectionsInterval). remotedialer v0.6.1's data race on a closing
+// connection is kept out of the paths this package controls (drain.go), so its tests run under
+// -race.
 // A dropped session is reopened after a jittered exponential backoff; handshakes of all clusters
 // pass one Throttle, so a Rancher restart does not meet a thundering herd.
 //

@@ -18,9 +18,10 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/rancher/remotedialer"
+
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
-	"github.com/waldur/site-agent/internal/testenv"
 	"github.com/waldur/site-agent/internal/vclusters/tunnel"
 )
 
@@ -40,8 +41,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	testenv.SkipUnderRace(t, testenv.RemotedialerRace)
-	w := &world{t: t, sim: ranchersim.New(ranchersim.Options{}), events: &recorder{}}
+	w := &world{t: t, sim: ranchersim.New(ranchersim.Options{ConnectedCheckInterval: 200 * time.Millisecond, CleanupRetryInterval: 50 * time.Millisecond}), events: &recorder{}}
 	w.srv = httptest.NewTLSServer(w.sim)
 	w.addr = w.srv.Listener.Addr().String()
 	t.Cleanup(func() { w.srv.Close(); w.sim.CloseTunnels() })
@@ -117,11 +117,14 @@ func (w *world) restart() {
 	w.srv.StartTLS()
 }
 
+// waitSessions waits until both ends agree on which sessions are up: Rancher registers a
+// session as it upgrades the connection, before the client has read the answer and fired Up
+// (and Registered), so the simulator's view alone says nothing about the client's events.
 func (w *world) waitSessions(agent, steve bool) {
 	w.t.Helper()
 	waitFor(w.t, 10*time.Second, fmt.Sprintf("sessions agent=%v steve=%v", agent, steve), func() bool {
 		a, s := w.sim.Sessions(w.id)
-		return a == agent && s == steve
+		return a == agent && s == steve && w.events.isUp(tunnel.Agent) == agent && w.events.isUp(tunnel.Steve) == steve
 	})
 }
 
@@ -148,16 +151,17 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 type recorder struct {
 	mu         sync.Mutex
 	up, down   map[tunnel.Kind]int
+	current    map[tunnel.Kind]bool // between Up and Down
 	failed     []error
 	registered int
 	dials      map[string]int
 }
 
 func (r *recorder) events() tunnel.Events {
-	r.up, r.down, r.dials = map[tunnel.Kind]int{}, map[tunnel.Kind]int{}, map[string]int{}
+	r.up, r.down, r.dials, r.current = map[tunnel.Kind]int{}, map[tunnel.Kind]int{}, map[string]int{}, map[tunnel.Kind]bool{}
 	return tunnel.Events{
-		Up:         func(k tunnel.Kind) { r.mu.Lock(); r.up[k]++; r.mu.Unlock() },
-		Down:       func(k tunnel.Kind, _ error) { r.mu.Lock(); r.down[k]++; r.mu.Unlock() },
+		Up:         func(k tunnel.Kind) { r.mu.Lock(); r.up[k]++; r.current[k] = true; r.mu.Unlock() },
+		Down:       func(k tunnel.Kind, _ error) { r.mu.Lock(); r.down[k]++; r.current[k] = false; r.mu.Unlock() },
 		Failed:     func(_ tunnel.Kind, err error) { r.mu.Lock(); r.failed = append(r.failed, err); r.mu.Unlock() },
 		Registered: func() { r.mu.Lock(); r.registered++; r.mu.Unlock() },
 		Dial: func(k tunnel.Kind, ok bool) {
@@ -166,6 +170,12 @@ func (r *recorder) events() tunnel.Events {
 			r.mu.Unlock()
 		},
 	}
+}
+
+func (r *recorder) isUp(k tunnel.Kind) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current[k]
 }
 
 func (r *recorder) get(f func(r *recorder) int) int {
@@ -198,20 +208,48 @@ func TestSessionsAreOpenedAsTheClusterAgentOpensThem(t *testing.T) {
 	}
 }
 
-// steveServer answers plain HTTP on in-memory connections, as the steve session's target.
+// steveServer answers plain HTTP on in-memory connections, as the steve session's target:
+// "pong" on /ping (rancher pkg/api/steve/health), "steve saw <path>" elsewhere. Like an
+// http.Server it keeps connections open between requests.
 func steveServer(t *testing.T) remotedialerDialer {
 	return func(ctx context.Context, _, _ string) (net.Conn, error) {
 		client, server := net.Pipe()
 		go func() {
 			defer server.Close()
-			req, err := http.ReadRequest(bufio.NewReader(server))
-			if err != nil {
-				return
+			br := bufio.NewReader(server)
+			for {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				body := "steve saw " + req.URL.Path
+				if req.URL.Path == "/ping" {
+					body = "pong"
+				}
+				_, _ = io.Copy(io.Discard, req.Body)
+				fmt.Fprintf(server, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 			}
-			body := "steve saw " + req.URL.Path
-			fmt.Fprintf(server, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 		}()
 		return client, nil
+	}
+}
+
+// Rancher's clusterconnected controller checks the agent with GET http://not-used/ping over the
+// steve session; the cluster counts as connected only when that answers 200.
+func TestRancherSeesTheAgentConnectedThroughTheSteveSession(t *testing.T) {
+	w := newWorld(t)
+	c := tunnel.Start(context.Background(), w.config(steveServer(t)))
+	defer c.Stop()
+	w.waitSessions(true, true)
+	waitFor(t, 10*time.Second, "rancher's connected check", func() bool {
+		info, _ := w.sim.ClusterByName("vc-tunnel")
+		return info.Connected
+	})
+	if n := w.events.get(func(r *recorder) int { return r.dials["steve/true"] }); n < 1 {
+		t.Errorf("the check's dial to not-used:80 was not allowed: %v", w.events.dials)
+	}
+	if n := w.events.get(func(r *recorder) int { return r.down[tunnel.Steve] }); n != 0 {
+		t.Errorf("the steve session dropped %d times", n)
 	}
 }
 
@@ -289,10 +327,13 @@ func TestAllowedTargets(t *testing.T) {
 		{tunnel.Agent, "tcp", tunnel.SteveAddress, false},
 		{tunnel.Steve, "tcp", tunnel.SteveAddress, true},
 		{tunnel.Steve, "tcp", "127.0.0.1:8443", true},
+		{tunnel.Steve, "tcp", "not-used:80", true}, // Rancher's connected check (answered in memory)
+		{tunnel.Steve, "tcp", "10.0.0.1:8443", true},
 		{tunnel.Agent, "tcp", "127.0.0.1:8444", false},
 		{tunnel.Agent, "tcp", "10.0.0.1:8443", false},
 		{tunnel.Agent, "unix", "/var/run/docker.sock", false},
 		{tunnel.Steve, "npipe", "//./pipe/docker_engine", false},
+		{tunnel.Steve, "unix", "/var/run/docker.sock", false},
 	} {
 		if got := tunnel.Allowed(tc.kind, tc.proto, tc.target, "127.0.0.1:8443"); got != tc.want {
 			t.Errorf("Allowed(%s, %s, %s) = %v", tc.kind, tc.proto, tc.target, got)
@@ -349,7 +390,14 @@ func TestReconnectPicksUpNewParameters(t *testing.T) {
 	w := newWorld(t)
 	cfg := w.config(nil)
 	var mu sync.Mutex
-	addr := "127.0.0.1:1" // nothing there yet
+	// The proxy's old place answers too (a dial that fails while Rancher writes to the connection
+	// is remotedialer v0.6.1's race on the server side, which the tool never causes: its proxy
+	// stays up while its tunnels are).
+	before := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(rw).Encode(map[string]string{"path": "old place"})
+	}))
+	defer before.Close()
+	addr := before.Listener.Addr().String()
 	cfg.Params = func() (tunnel.ClusterParams, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -359,8 +407,8 @@ func TestReconnectPicksUpNewParameters(t *testing.T) {
 	c := tunnel.Start(context.Background(), cfg)
 	defer c.Stop()
 	w.waitSessions(true, false)
-	if code, _ := w.k8s("/version"); code == 200 {
-		t.Fatalf("the old address answered")
+	if code, echo := w.k8s("/version"); code != 200 || echo["path"] != "old place" {
+		t.Fatalf("before the move: %d %v", code, echo)
 	}
 	mu.Lock()
 	addr = w.target.Listener.Addr().String() // the proxy moved
@@ -373,5 +421,135 @@ func TestReconnectPicksUpNewParameters(t *testing.T) {
 	w.waitSessions(true, false)
 	if code, echo := w.k8s("/version"); code != 200 || echo["path"] != "/version" {
 		t.Errorf("after the move: %d %v", code, echo)
+	}
+}
+
+// remotedialer v0.6.1's Session.Close closes every open connection without synchronizing with
+// their pipes (rancher/remotedialer#261): a connection that streams while its session ends is
+// a data race under -race. The client drains first: the local connection stops reading, the
+// pipe closes it, and only then does the session close. A stream that keeps writing while
+// Rancher restarts shows it: the race detector stays quiet, the stream's local end is closed,
+// and the session comes back.
+func TestSessionEndsOnlyAfterItsConnectionsLetGo(t *testing.T) {
+	w := newWorld(t)
+	const target = "127.0.0.1:7443"
+	streamClosed := make(chan struct{})
+	cfg := w.config(nil)
+	cfg.ProxyAddr = func() string { return target }
+	cfg.AgentDial = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		client, server := net.Pipe()
+		go func() { // an endless answer, as a watch that keeps sending events
+			defer close(streamClosed)
+			chunk := make([]byte, 512)
+			for {
+				if _, err := server.Write(chunk); err != nil {
+					_ = server.Close()
+					return
+				}
+			}
+		}()
+		return client, nil
+	}
+	c := tunnel.Start(context.Background(), cfg)
+	defer c.Stop()
+	w.waitSessions(true, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := w.sim.DialTunnel(ctx, w.id, false, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	streamed := make(chan int64, 1)
+	go func() {
+		n, _ := io.Copy(io.Discard, conn)
+		streamed <- n
+	}()
+	time.Sleep(100 * time.Millisecond) // mid-stream
+	w.kill()
+	select {
+	case <-streamClosed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the local end of the stream was never closed")
+	}
+	if n := <-streamed; n == 0 {
+		t.Error("nothing streamed through the tunnel before the restart")
+	}
+	w.restart()
+	w.waitSessions(true, false)
+	if n := w.events.get(func(r *recorder) int { return r.down[tunnel.Agent] }); n != 1 {
+		t.Errorf("agent session went down %d times, want 1", n)
+	}
+}
+
+// Real Rancher can answer /v3/connect/register with an optimistic-lock conflict; the agent
+// retries and registers.
+func TestRegistrationConflictIsRetried(t *testing.T) {
+	w := newWorld(t)
+	w.sim.ConflictRegistrations(2)
+	c := tunnel.Start(context.Background(), w.config(nil))
+	defer c.Stop()
+	w.waitSessions(true, false)
+	conflicts := w.events.get(func(r *recorder) int {
+		n := 0
+		for _, err := range r.failed {
+			var he *tunnel.HandshakeError
+			if errors.As(err, &he) && he.Status == 400 && strings.Contains(he.Body, "the object has been modified") {
+				n++
+			}
+		}
+		return n
+	})
+	if connects := w.sim.TunnelConnects(); conflicts != 2 || connects["agent.register"] != 1 {
+		t.Errorf("%d conflicts reported, handshakes %v: want 2, then one registration", conflicts, connects)
+	}
+}
+
+// remotedialer v0.6.1's own ping and pong handlers set the websocket's write deadline from the
+// reading goroutine while others write (a data race under -race); the client's replacements
+// (KeepaliveHandlers) do not. Data streaming both ways past the first pings (every
+// remotedialer.PingWriteInterval, 5 s, both ways here) shows it: the race detector stays quiet.
+func TestPingsDoNotRaceWithWrites(t *testing.T) {
+	w := newWorld(t)
+	const target = "127.0.0.1:7444"
+	cfg := w.config(nil)
+	cfg.ProxyAddr = func() string { return target }
+	cfg.AgentDial = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		client, server := net.Pipe()
+		go func() { _, _ = io.Copy(io.Discard, server) }() // reads what Rancher sends …
+		go func() {                                        // … while it streams back
+			chunk := make([]byte, 1024)
+			for {
+				if _, err := server.Write(chunk); err != nil {
+					_ = server.Close()
+					return
+				}
+			}
+		}()
+		return client, nil
+	}
+	c := tunnel.Start(context.Background(), cfg)
+	defer c.Stop()
+	w.waitSessions(true, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := w.sim.DialTunnel(ctx, w.id, false, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := make(chan int64, 1)
+	go func() {
+		n, _ := io.Copy(io.Discard, conn)
+		received <- n
+	}()
+	chunk := make([]byte, 1024)
+	for stop := time.Now().Add(remotedialer.PingWriteInterval + 500*time.Millisecond); time.Now().Before(stop); {
+		if _, err := conn.Write(chunk); err != nil {
+			t.Fatalf("write through the tunnel: %v", err)
+		}
+	}
+	_ = conn.Close()
+	if n := <-received; n == 0 {
+		t.Error("nothing came through the tunnel")
 	}
 }
