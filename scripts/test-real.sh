@@ -22,7 +22,7 @@
 #   - Chromium: Debian's headless Chromium renders the built agent's /status page to a PNG and a
 #     DOM, checked by test/e2e (installing the package needs root);
 #   - Rancher: a real Rancher v2.12.0 built from its source (scripts/rancher/build.sh, cached)
-#     and started on loopback (scripts/rancher/up.sh, stopped again at the end) for the rancher
+#     and started on loopback (scripts/rancher/up.sh; down.sh after its tests) for the rancher
 #     backend, the rke2 backend's Rancher port and their diagnostics. The Rancher module is not on
 #     the module proxy: without its source (RANCHER_SRC, the cache, or github.com) these tests
 #     are skipped with a loud notice saying how to provide it, and the run stays green;
@@ -30,8 +30,8 @@
 #     -race (their timing-sensitive tests must not flake under load); SOAK=0 leaves it out.
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
 # OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 /
-# RANCHER=0 leave a part out (e.g. on a machine without root). HELM and RANCHER need KUBE (etcd). COMPUTE=0 leaves out real Nova servers (OpenStack
-# APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
+# RANCHER=0 leave a part out (e.g. on a machine without root). HELM and RANCHER need KUBE (etcd).
+# COMPUTE=0 leaves out real Nova servers (OpenStack APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -173,6 +173,21 @@ if [ "${CHROMIUM:-1}" = 1 ]; then
   e2e+=(RealChromium)
 fi
 
+log "go test (real servers) ${packages[*]} ($(elapsed))"
+# -p 1: the OpenStack crash test restarts neutron-server, which other packages also use
+go test -race -count=1 -p 1 -timeout 30m "${packages[@]}"
+if [ -n "$cloudinit_pid" ]; then
+  log "rke2 user data against cloud-init's schema ($(elapsed))"
+  if ! wait "$cloudinit_pid"; then
+    tail -30 /tmp/site-agent-cloudinit-install.log
+    echo "scripts/cloudinit/install.sh failed" >&2
+    exit 1
+  fi
+  go test -count=1 -run 'TestCloudInitSchemaReal' ./internal/backends/rke2/
+fi
+# Rancher: its own step, so that its controllers use no CPU while the other servers' tests and
+# the soak run. Outside it SITE_AGENT_RANCHER=0 makes the real-Rancher tests skip.
+export SITE_AGENT_RANCHER=0
 rancher_notice=""
 if [ -n "$rancher_pid" ]; then
   log "waiting for the Rancher build ($(elapsed))"
@@ -185,33 +200,20 @@ if [ -n "$rancher_pid" ]; then
   into ${SITE_AGENT_CACHE:-$HOME/.cache/site-agent}/rancher/src/${RANCHER_VERSION:-v2.12.0}, or let this machine reach github.com."
     cat /tmp/site-agent-rancher-build.log >&2
     echo "$rancher_notice" >&2
-    export SITE_AGENT_RANCHER=0
   elif [ "$rc" != 0 ]; then
     tail -50 /tmp/site-agent-rancher-build.log
     echo "scripts/rancher/build.sh failed" >&2
     exit 1
   else
-    log "starting Rancher ($(elapsed))"
-    SITE_AGENT_RANCHER_BIN="$(tail -1 /tmp/site-agent-rancher-build.log)" ./scripts/rancher/up.sh
+    log "real Rancher: starting it ($(elapsed))"
     trap './scripts/rancher/down.sh || true' EXIT
-    packages+=(./internal/backends/rke2/assembly/)
-    e2e+=(RealRancher)
+    SITE_AGENT_RANCHER_BIN="$(tail -1 /tmp/site-agent-rancher-build.log)" ./scripts/rancher/up.sh
+    log "real Rancher: the rke2 port and the rancher backend's binary against it ($(elapsed))"
+    SITE_AGENT_RANCHER=1 go test -race -count=1 -p 1 -timeout 20m ./internal/backends/rke2/assembly/
+    SITE_AGENT_RANCHER=1 go test -count=1 -timeout 20m -run 'RealRancher' ./test/e2e/
+    ./scripts/rancher/down.sh
+    trap - EXIT
   fi
-else
-  export SITE_AGENT_RANCHER=0
-fi
-
-log "go test (real servers) ${packages[*]} ($(elapsed))"
-# -p 1: the OpenStack crash test restarts neutron-server, which other packages also use
-go test -race -count=1 -p 1 -timeout 30m "${packages[@]}"
-if [ -n "$cloudinit_pid" ]; then
-  log "rke2 user data against cloud-init's schema ($(elapsed))"
-  if ! wait "$cloudinit_pid"; then
-    tail -30 /tmp/site-agent-cloudinit-install.log
-    echo "scripts/cloudinit/install.sh failed" >&2
-    exit 1
-  fi
-  go test -count=1 -run 'TestCloudInitSchemaReal' ./internal/backends/rke2/
 fi
 if [ "${SOAK:-1}" = 1 ]; then
   soak=(./internal/vclusters/tunnel/)
