@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waldur/site-agent/internal/testenv/rancherenv"
 )
@@ -16,7 +17,7 @@ import (
 func TestRealRancherDiagnostics(t *testing.T) {
 	e := newRealRancherEnv(t)
 	admin := e.admin
-	lines := e.diagnose(0)
+	lines := e.diagnose(t, 0)
 	for name, l := range lines {
 		if !strings.HasPrefix(l, "ok") {
 			t.Errorf("admin key: %s: %s", name, l)
@@ -37,28 +38,38 @@ func TestRealRancherDiagnostics(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Do(t.Context(), http.MethodDelete, "/v3/roletemplates/"+rt.ID, nil, nil) })
+	const (
+		cluster    = "/v3/clusters/local"
+		namespaces = "/k8s/clusters/local/api/v1/namespaces"
+	)
 	for _, tc := range []struct {
 		name  string
 		roles map[string]string // cluster role on local
+		ready []string          // what the key may read once Rancher's RBAC controllers granted the role
 		fail  map[string]string // line → what its detail says
 	}{
-		{"standard user", nil, map[string]string{"rancher cluster": `403`, "managed projects": "not the cluster's System project",
+		{"standard user", nil, nil, map[string]string{"rancher cluster": `403`, "managed projects": "not the cluster's System project",
 			"kubernetes proxy": `cannot list resource "namespaces"`}},
-		{"cluster member", map[string]string{"local": "cluster-member"}, map[string]string{"managed projects": "not the cluster's System project",
+		{"cluster member", map[string]string{"local": "cluster-member"}, []string{cluster}, map[string]string{"managed projects": "not the cluster's System project",
 			"kubernetes proxy": `cannot list resource "namespaces"`}},
-		{"namespace reader", map[string]string{"local": rt.ID}, map[string]string{"managed projects": "not the cluster's System project",
+		{"namespace reader", map[string]string{"local": rt.ID}, []string{cluster, namespaces}, map[string]string{"managed projects": "not the cluster's System project",
 			"kubernetes rights": "may not, cluster-wide: create namespaces, update namespaces, delete namespaces, list resourcequotas"}},
-		{"cluster owner", map[string]string{"local": "cluster-owner"}, nil},
+		{"cluster owner", map[string]string{"local": "cluster-owner"}, []string{cluster, namespaces}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := admin.RestrictedKey(t, "sa-diag", []string{"user"}, tc.roles)
+			for _, path := range tc.ready { // the role's bindings come a moment after its create
+				waitFor(t, time.Minute, "the key may read "+path, func() bool {
+					return admin.DoAs(t.Context(), key, http.MethodGet, path, nil, nil) == nil
+				})
+			}
 			e.ra.access, e.ra.secret = key.Access, key.Secret
 			e.writeRancherConfig(true)
 			code := 1
 			if len(tc.fail) == 0 {
 				code = 0
 			}
-			lines := e.diagnose(code)
+			lines := e.diagnose(t, code)
 			for name, l := range lines {
 				want, bad := tc.fail[name]
 				switch {
@@ -83,14 +94,14 @@ var diagLine = regexp.MustCompile(`^\[(ok|FAIL)\s*\] .+? · (?:rancher|kubernete
 
 // diagnose runs `site-agent diagnostics` once, wants the exit code, and returns the rancher
 // offering's Rancher and Kubernetes lines by name ("ok …" or "FAIL …"). No secret may show.
-func (e *realEnv) diagnose(code int) map[string]string {
-	e.t.Helper()
+func (e *realEnv) diagnose(t *testing.T, code int) map[string]string {
+	t.Helper()
 	r := e.run("diagnostics", "-c", e.config)
 	if r.code != code {
-		e.t.Fatalf("diagnostics: want exit %d: %s", code, r)
+		t.Fatalf("diagnostics: want exit %d: %s", code, r)
 	}
 	if strings.Contains(r.stdout+r.stderr, e.ra.secret) {
-		e.t.Fatal("diagnostics print the secret key")
+		t.Fatal("diagnostics print the secret key")
 	}
 	out := map[string]string{}
 	for _, l := range strings.Split(r.stdout, "\n") {
@@ -101,7 +112,7 @@ func (e *realEnv) diagnose(code int) map[string]string {
 		out[m[2]] = m[1] + " " + m[3]
 	}
 	if len(out) == 0 {
-		e.t.Fatalf("no rancher lines in:\n%s", r.stdout)
+		t.Fatalf("no rancher lines in:\n%s", r.stdout)
 	}
 	return out
 }

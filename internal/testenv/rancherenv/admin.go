@@ -50,6 +50,11 @@ func (a *Admin) Do(ctx context.Context, method, path string, in, out any) error 
 	return a.do(ctx, a.env.AdminToken, method, path, in, out)
 }
 
+// DoAs sends a JSON request with another key (a restricted user's) and decodes the answer.
+func (a *Admin) DoAs(ctx context.Context, k Key, method, path string, in, out any) error {
+	return a.do(ctx, k.Bearer(), method, path, in, out)
+}
+
 func (a *Admin) do(ctx context.Context, token, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
