@@ -27,12 +27,18 @@
 #     nfpm and cyclonedx-gomod built from the module proxy and cached (scripts/release/tools.sh);
 #   - Chromium: Debian's headless Chromium renders the built agent's /status page to a PNG and a
 #     DOM, checked by test/e2e (installing the package needs root);
+#   - Rancher: a real Rancher v2.12.0 built from its source (scripts/rancher/build.sh, cached)
+#     and started on loopback (scripts/rancher/up.sh; down.sh after its tests) for the rancher
+#     backend, the rke2 backend's Rancher port and their diagnostics. The Rancher module is not on
+#     the module proxy: without its source (RANCHER_SRC, the cache, or github.com) these tests
+#     are skipped with a loud notice saying how to provide it, and the run stays green;
 #   - a soak: the tunnel, leader and stomp packages 20 times each, two copies at once under
 #     -race (their timing-sensitive tests must not flake under load); SOAK=0 leaves it out.
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
-# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 / RKE2WORLD=0 leave a part out (e.g. on a
-# machine without root). HELM and RKE2WORLD need KUBE; RKE2WORLD needs VAULT (without it the
-# RealNova tests keep the simulated Vault, scripts and etcd: SITE_AGENT_RKE2_WORLD=sim). COMPUTE=0 leaves out real Nova servers (OpenStack
+# OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 /
+# RKE2WORLD=0 / RANCHER=0 leave a part out (e.g. on a machine without root). HELM, RANCHER and RKE2WORLD
+# need KUBE (etcd); RKE2WORLD needs VAULT (without it the RealNova tests keep the simulated Vault,
+# scripts and etcd: SITE_AGENT_RKE2_WORLD=sim). COMPUTE=0 leaves out real Nova servers (OpenStack
 # APIs only); compute uses the RabbitMQ broker even with RABBITMQ=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +62,7 @@ if [ -z "${DEB:-}" ] && [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
   echo "NOTICE: not root: skipping the package test (it installs the .deb with dpkg); run as root or set DEB=1" >&2
   DEB=0
 fi
-[ "${KUBE:-1}" = 1 ] || HELM=0
+[ "${KUBE:-1}" = 1 ] || { HELM=0; RANCHER=0; }
 if [ "${RKE2WORLD:-1}" = 1 ] && { [ "${KUBE:-1}" != 1 ] || [ "${VAULT:-1}" != 1 ]; }; then
   echo "NOTICE: KUBE=0 or VAULT=0: skipping the real rke2 world (scripts, Vault, etcd and Nodes stay emulated)" >&2
   RKE2WORLD=0
@@ -102,6 +108,13 @@ if [ "${HELM:-1}" = 1 ]; then
   log "building Helm in the background (log: /tmp/site-agent-helm-build.log)"
   ./scripts/helm/build.sh >/tmp/site-agent-helm-build.log 2>&1 &
   helm_pid=$!
+fi
+rancher_pid=""
+if [ "${RANCHER:-1}" = 1 ]; then
+  # Cached: a check of the stamp; else a clone and a long Go build, alongside the others.
+  log "building Rancher in the background (log: /tmp/site-agent-rancher-build.log)"
+  ./scripts/rancher/build.sh >/tmp/site-agent-rancher-build.log 2>&1 &
+  rancher_pid=$!
 fi
 os_pid=""
 [ "${OPENSTACK:-1}" = 1 ] || COMPUTE=0
@@ -208,6 +221,36 @@ if [ -n "$cloudinit_pid" ]; then
   fi
   go test -count=1 -run 'TestCloudInitSchemaReal' ./internal/backends/rke2/
 fi
+# Rancher: its own step, so that its controllers use no CPU while the other servers' tests and
+# the soak run. Outside it SITE_AGENT_RANCHER=0 makes the real-Rancher tests skip.
+export SITE_AGENT_RANCHER=0
+rancher_notice=""
+if [ -n "$rancher_pid" ]; then
+  log "waiting for the Rancher build ($(elapsed))"
+  rc=0
+  wait "$rancher_pid" || rc=$?
+  if [ "$rc" = 3 ]; then
+    # No source: the build printed how to provide it. Skip loudly, never red.
+    rancher_notice="NOTICE: the real-Rancher tests were SKIPPED: no Rancher ${RANCHER_VERSION:-v2.12.0} source.
+  Provide it with RANCHER_SRC=/path/to/a/checkout/of/rancher/rancher (tag v2.12.0), or unpack it
+  into ${SITE_AGENT_CACHE:-$HOME/.cache/site-agent}/rancher/src/${RANCHER_VERSION:-v2.12.0}, or let this machine reach github.com."
+    cat /tmp/site-agent-rancher-build.log >&2
+    echo "$rancher_notice" >&2
+  elif [ "$rc" != 0 ]; then
+    tail -50 /tmp/site-agent-rancher-build.log
+    echo "scripts/rancher/build.sh failed" >&2
+    exit 1
+  else
+    log "real Rancher: starting it ($(elapsed))"
+    trap './scripts/rancher/down.sh || true' EXIT
+    SITE_AGENT_RANCHER_BIN="$(tail -1 /tmp/site-agent-rancher-build.log)" ./scripts/rancher/up.sh
+    log "real Rancher: the rke2 port and the rancher backend's binary against it ($(elapsed))"
+    SITE_AGENT_RANCHER=1 go test -race -count=1 -p 1 -timeout 20m ./internal/backends/rke2/assembly/
+    SITE_AGENT_RANCHER=1 go test -count=1 -timeout 20m -run 'RealRancher' ./test/e2e/
+    ./scripts/rancher/down.sh
+    trap - EXIT
+  fi
+fi
 if [ "${SOAK:-1}" = 1 ]; then
   soak=(./internal/vclusters/tunnel/)
   [ "${KUBE:-1}" = 1 ] && soak+=(./internal/leader/)
@@ -279,4 +322,5 @@ if [ -n "$release_tools_pid" ]; then
   fi
   ./scripts/release/test-deb.sh
 fi
+[ -z "$rancher_notice" ] || printf '\n%s\n' "$rancher_notice" >&2
 log "done in $(elapsed)"

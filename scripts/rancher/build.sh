@@ -102,7 +102,7 @@ main() {
 			rancher/build: NO RANCHER SOURCE: the real-Rancher tests cannot run.
 			  github.com cannot be reached, RANCHER_SRC is not set and $SRC_CACHE is empty.
 			  Provide the source of rancher/rancher at tag $RANCHER_VERSION, e.g.
-			    RANCHER_SRC=/path/to/rancher ./scripts/test.sh
+			    RANCHER_SRC=/path/to/rancher ./scripts/test-real.sh
 			  or unpack it into $SRC_CACHE.
 			################################################################################
 			EOF

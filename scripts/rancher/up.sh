@@ -115,11 +115,37 @@ start_rancher() {
 	wait_for "Rancher /ping" 300 rancher sh -c "[ \"\$(curl -sk -m 3 -o /dev/null -w '%{http_code}' https://127.0.0.1:$HTTPS_PORT/ping)\" = 200 ]"
 	wait_for "admin login" 120 rancher login
 	wait_for "the local cluster active" 300 rancher local_active
-	# Without its imperative API Rancher's APIService v1.ext.cattle.io stays unavailable and the
-	# namespace controller never finishes deleting a namespace (stale discovery); removing the
-	# APIService lets deletions complete (Rancher does not re-create it).
-	curl -s --cacert "$STATE/pki/ca.crt" -H "Authorization: Bearer $(kube_token)" -X DELETE \
-		"https://127.0.0.1:$KUBE_PORT/apis/apiregistration.k8s.io/v1/apiservices/v1.ext.cattle.io" >/dev/null || true
+	drop_ext_apiservice
+}
+
+# apiservice_code: the HTTP status of GET (or, with -X DELETE, of deleting) the APIService
+# v1.ext.cattle.io.
+apiservice_code() {
+	curl -s -o /dev/null -w '%{http_code}' --cacert "$STATE/pki/ca.crt" -H "Authorization: Bearer $(kube_token)" "$@" \
+		"https://127.0.0.1:$KUBE_PORT/apis/apiregistration.k8s.io/v1/apiservices/v1.ext.cattle.io"
+}
+
+# drop_ext_apiservice: without its imperative API Rancher's APIService v1.ext.cattle.io stays
+# unavailable and the namespace controller never finishes deleting a namespace (stale discovery:
+# NamespaceDeletionDiscoveryFailure). Removing it lets deletions complete; Rancher does not make
+# it again while its certificate does not change. Rancher creates it (pkg/ext/certs.go
+# ApiServiceCertListener) around the time `local` turns active, sometimes after: a single
+# DELETE then found nothing and namespaces hung in Terminating. So this waits for it (up to
+# 120 s), deletes it, and checks it stays gone for 10 s.
+drop_ext_apiservice() {
+	local t0=$SECONDS seen=false absent=0
+	while [ $((SECONDS - t0)) -lt 120 ]; do
+		if [ "$(apiservice_code)" = 200 ]; then
+			apiservice_code -X DELETE >/dev/null
+			seen=true absent=0
+			log "deleted the APIService v1.ext.cattle.io (no imperative API here)"
+		else
+			absent=$((absent + 1))
+			$seen && [ "$absent" -ge 20 ] && return 0
+		fi
+		sleep 0.5
+	done
+	$seen || log "WARNING: Rancher made no APIService v1.ext.cattle.io in 120 s; namespace deletion may hang"
 }
 
 write_env() {
@@ -139,6 +165,7 @@ mkdir -p "$STATE"
 exec 9>"$STATE/.lock"
 flock -w 900 9 || die "another up.sh/down.sh holds $STATE/.lock"
 if alive rancher && answers && [ -s "$STATE/env" ]; then
+	[ "$(apiservice_code)" != 200 ] || { apiservice_code -X DELETE >/dev/null; log "deleted the APIService v1.ext.cattle.io again"; }
 	log "already up"
 	exit 0
 fi

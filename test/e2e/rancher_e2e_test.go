@@ -73,7 +73,7 @@ func (e *rancherEnv) createPhase(t *testing.T) (web, train waldursim.Resource) {
 	if d := cmp.Diff(map[string]string{"limits.cpu": "8", "limits.memory": "32Gi", "requests.nvidia.com/gpu-h100": "2"}, e.quota("waldur-train")); d != "" {
 		t.Fatalf("train quota (-want +got):\n%s", d)
 	}
-	ns, err := e.kube.Clientset.CoreV1().Namespaces().Get(e.ctx(), "waldur-train", metav1.GetOptions{})
+	ns, err := e.cs.CoreV1().Namespaces().Get(e.ctx(), "waldur-train", metav1.GetOptions{})
 	if err != nil || ns.Labels["gpu-pool"] != "h100-2x" || ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" ||
 		ns.Annotations["field.cattle.io/projectId"] != train.BackendID {
 		t.Fatalf("gpu namespace: %+v %v", ns, err)
@@ -121,7 +121,7 @@ func (e *rancherEnv) usagePhase(t *testing.T, web, train waldursim.Resource) {
 // repairPhase: a namespace, a quota and the group deleted behind the agent's back are back
 // after one membership pass (the group with its members).
 func (e *rancherEnv) repairPhase(t *testing.T) {
-	cs := e.kube.Clientset
+	cs := e.cs
 	if err := cs.CoreV1().Namespaces().Delete(e.ctx(), "waldur-web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/waldur/site-agent/internal/sim/keycloaksim"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
@@ -25,16 +26,29 @@ import (
 const rancherCluster = "c-m-e2e00001"
 
 // rancherEnv is the harness env plus a real Kubernetes control plane behind the Rancher
-// simulator, a Keycloak simulator, and a second (GPU pool) offering in Waldur.
+// simulator (or a real Rancher: rancher_real_test.go), a Keycloak simulator, and a second (GPU
+// pool) offering in Waldur.
 type rancherEnv struct {
 	*env
-	kube  *kubeenv.Env
-	rs    *ranchersim.Server
+	kube  *kubeenv.Env         // behind the simulator (nil against the real Rancher)
+	cs    kubernetes.Interface // the cluster's Kubernetes, as its administrator
+	rs    *ranchersim.Server   // nil against the real Rancher
 	kc    *keycloaksim.Server
 	rsURL string
 	kcURL string
 	gpu   waldursim.Offering
+	ra    rancherAccess
 }
+
+// rancherAccess is what the configuration says about Rancher.
+type rancherAccess struct {
+	access, secret string // the API key
+	cluster        string
+	prefix         string // project_prefix
+}
+
+// simAccess is the Rancher simulator's key and cluster.
+var simAccess = rancherAccess{access: "token-sim01", secret: "sim-secret", cluster: rancherCluster, prefix: "waldur-"}
 
 func newRancherEnv(t *testing.T, keycloak bool) *rancherEnv {
 	t.Helper()
@@ -46,7 +60,7 @@ func newRancherEnvWith(t testing.TB, keycloak bool, opts waldursim.Options) *ran
 	t.Helper()
 	kube := kubeenv.Start(t)
 	e := startRancherSims(t, &ranchersim.Upstream{Host: kube.Host, Token: kube.Token, CAData: kube.CAData}, opts, nil)
-	e.kube = kube
+	e.kube, e.cs = kube, kube.Clientset
 	e.writeRancherConfig(keycloak)
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -66,15 +80,26 @@ func startRancherSims(t testing.TB, up *ranchersim.Upstream, wopts waldursim.Opt
 	if wrap == nil {
 		wrap = func(_ string, h http.Handler) http.Handler { return h }
 	}
+	e := startWorld(t, wopts, wrap)
+	e.rs = ranchersim.New(ranchersim.Options{Clusters: []string{rancherCluster}, Upstream: up})
+	rsrv := httptest.NewTLSServer(wrap("rancher", e.rs))
+	t.Cleanup(rsrv.Close)
+	e.rsURL, e.ra = rsrv.URL, simAccess
+	return e
+}
+
+// startWorld starts the Waldur and Keycloak simulators and seeds what both rancher offerings
+// use: the team in Keycloak, the GPU pool offering.
+func startWorld(t testing.TB, wopts waldursim.Options, wrap func(string, http.Handler) http.Handler) *rancherEnv {
+	t.Helper()
+	if wrap == nil {
+		wrap = func(_ string, h http.Handler) http.Handler { return h }
+	}
 	wopts.Token = scenario.Token
 	sim := waldursim.New(wopts)
 	srv := httptest.NewServer(wrap("waldur", sim))
 	t.Cleanup(srv.Close)
 	e := &rancherEnv{env: &env{t: t, sim: sim, url: srv.URL, dir: t.TempDir(), world: scenario.New(sim, scenario.Options{Users: 3})}}
-	e.rs = ranchersim.New(ranchersim.Options{Clusters: []string{rancherCluster}, Upstream: up})
-	rsrv := httptest.NewTLSServer(wrap("rancher", e.rs))
-	t.Cleanup(rsrv.Close)
-	e.rsURL = rsrv.URL
 	e.kc = keycloaksim.New(keycloaksim.Options{PathPrefix: "/auth"})
 	ksrv := httptest.NewServer(wrap("keycloak", e.kc))
 	t.Cleanup(ksrv.Close)
@@ -103,11 +128,11 @@ func startRancherSims(t testing.TB, up *ranchersim.Upstream, wopts waldursim.Opt
 func (e *rancherEnv) writeRancherConfig(keycloak bool) {
 	settings := func(labels string) string {
 		return fmt.Sprintf(`      backend_url: "%s"
-      username: "token-sim01"
-      password: "sim-secret"
+      username: "%s"
+      password: "%s"
       cluster_id: "%s"
       verify_cert: false
-      project_prefix: "waldur-"
+      project_prefix: "%s"
       default_role: "workloads-manage"
       keycloak_enabled: %v
       keycloak_use_user_id: true
@@ -118,7 +143,7 @@ func (e *rancherEnv) writeRancherConfig(keycloak bool) {
         keycloak_username: "admin"
         keycloak_password: "admin"
         keycloak_ssl_verify: true
-`, e.rsURL, rancherCluster, keycloak, labels, e.kcURL)
+`, e.rsURL, e.ra.access, e.ra.secret, e.ra.cluster, e.ra.prefix, keycloak, labels, e.kcURL)
 	}
 	offering := func(name, uuid, labels, comps string) string {
 		return fmt.Sprintf(`  - name: "%s"
@@ -165,7 +190,7 @@ func (e *rancherEnv) ctx() context.Context {
 // quota returns spec.hard of a namespace's custom-resource-quota as strings.
 func (e *rancherEnv) quota(ns string) map[string]string {
 	e.t.Helper()
-	q, err := e.kube.Clientset.CoreV1().ResourceQuotas(ns).Get(e.ctx(), "custom-resource-quota", metav1.GetOptions{})
+	q, err := e.cs.CoreV1().ResourceQuotas(ns).Get(e.ctx(), "custom-resource-quota", metav1.GetOptions{})
 	if err != nil {
 		e.t.Fatalf("quota of %s: %v", ns, err)
 	}
@@ -179,9 +204,10 @@ func (e *rancherEnv) quota(ns string) map[string]string {
 // runPod starts a restricted-profile pod (it stays Pending) once pods are admissible.
 func (e *rancherEnv) runPod(ns, name string, limits map[string]string) {
 	e.t.Helper()
-	if err := e.kube.WaitPodsAdmissible(e.ctx(), ns, time.Minute); err != nil {
-		e.t.Fatal(err)
-	}
+	waitFor(e.t, time.Minute, "the default ServiceAccount of "+ns, func() bool {
+		_, err := e.cs.CoreV1().ServiceAccounts(ns).Get(e.ctx(), "default", metav1.GetOptions{})
+		return err == nil
+	})
 	rl := corev1.ResourceList{}
 	for k, v := range limits {
 		rl[corev1.ResourceName(k)] = resource.MustParse(v)
@@ -191,7 +217,7 @@ func (e *rancherEnv) runPod(ns, name string, limits map[string]string) {
 		SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 		Containers: []corev1.Container{{Name: "c", Image: "registry.example/idle:1", Resources: corev1.ResourceRequirements{Limits: rl},
 			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}}}}
-	if _, err := e.kube.Clientset.CoreV1().Pods(ns).Create(e.ctx(), p, metav1.CreateOptions{}); err != nil {
+	if _, err := e.cs.CoreV1().Pods(ns).Create(e.ctx(), p, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("pod %s/%s: %v", ns, name, err)
 	}
 }
@@ -200,7 +226,7 @@ func (e *rancherEnv) runPod(ns, name string, limits map[string]string) {
 func (e *rancherEnv) waitUsed(ns, key, want string) {
 	e.t.Helper()
 	waitFor(e.t, time.Minute, fmt.Sprintf("%s used %s=%s", ns, key, want), func() bool {
-		q, err := e.kube.Clientset.CoreV1().ResourceQuotas(ns).Get(e.ctx(), "custom-resource-quota", metav1.GetOptions{})
+		q, err := e.cs.CoreV1().ResourceQuotas(ns).Get(e.ctx(), "custom-resource-quota", metav1.GetOptions{})
 		if err != nil {
 			return false
 		}

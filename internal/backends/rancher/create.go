@@ -244,6 +244,12 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	if b.kc == nil {
 		return nil
 	}
+	return b.releaseAccess(ctx, res, groups)
+}
+
+// releaseAccess is the Keycloak half of a Delete, once the project's bindings are deleted: each
+// child group the project used goes when no other project is bound to it, then an empty parent.
+func (b *Backend) releaseAccess(ctx context.Context, res backends.Resource, groups []string) error {
 	if err := b.accessReady(); err != nil {
 		return err
 	}

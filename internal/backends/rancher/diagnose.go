@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/waldur/site-agent/internal/backends"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
 )
 
@@ -81,7 +82,48 @@ func (b *Backend) kubeChecks(ctx context.Context) []backends.Check {
 	if _, err := b.kube.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 		return []backends.Check{check("kubernetes proxy", kubeErr("list namespaces", err), "")}
 	}
-	return []backends.Check{check("kubernetes proxy", nil, fmt.Sprintf("/k8s/clusters/%s reaches Kubernetes %s", b.cfg.clusterID, v.GitVersion))}
+	return []backends.Check{check("kubernetes proxy", nil, fmt.Sprintf("/k8s/clusters/%s reaches Kubernetes %s", b.cfg.clusterID, v.GitVersion)),
+		b.rightsCheck(ctx)}
+}
+
+// kubeRights are what the backend does in the cluster, cluster-wide (docs/rancher.md, Setup).
+func (b *Backend) kubeRights() []rancherapi.Access {
+	var out []rancherapi.Access
+	add := func(resource string, verbs ...string) {
+		for _, v := range verbs {
+			out = append(out, rancherapi.Access{Verb: v, Resource: resource})
+		}
+	}
+	add("namespaces", "list", "get", "create", "update", "delete")
+	add("resourcequotas", "list", "get", "create", "update")
+	if b.cfg.usageSource == UsageFromPods {
+		add("pods", "list")
+		add("persistentvolumeclaims", "list")
+	}
+	return out
+}
+
+// rightsCheck asks the cluster (SelfSubjectAccessReviews through the proxy) whether the key's
+// user may do everything the backend does there.
+func (b *Backend) rightsCheck(ctx context.Context) backends.Check {
+	want := b.kubeRights()
+	denied, err := b.v3.Denied(ctx, b.cfg.clusterID, want)
+	switch {
+	case err != nil:
+		return check("kubernetes rights", err, "")
+	case len(denied) > 0:
+		names := make([]string, len(denied))
+		for i, a := range denied {
+			names[i] = a.String()
+		}
+		return backends.Check{Name: "kubernetes rights", Detail: fmt.Sprintf("the key's user may not, cluster-wide: %s "+
+			"(make it owner of cluster %s)", strings.Join(names, ", "), b.cfg.clusterID)}
+	}
+	names := make([]string, len(want))
+	for i, a := range want {
+		names[i] = a.String()
+	}
+	return check("kubernetes rights", nil, "cluster-wide: "+strings.Join(names, ", "))
 }
 
 // check is a line: ok with its detail, or the error.
@@ -127,13 +169,20 @@ func (b *Backend) projectsCheck(ctx context.Context) backends.Check {
 	if err != nil {
 		return backends.Check{Name: "managed projects", Detail: err.Error()}
 	}
-	n := 0
+	n, system := 0, false
 	for _, p := range ps {
 		if p.Annotations[annManaged] == "true" && strings.HasPrefix(p.Name, b.cfg.prefix) {
 			n++
 		}
+		system = system || p.Labels[systemProjectLabel] == "true"
 	}
-	return backends.Check{Name: "managed projects", OK: true, Detail: fmt.Sprintf("%d of %d projects in the cluster (prefix %q)", n, len(ps), b.cfg.prefix)}
+	detail := fmt.Sprintf("%d of %d projects in the cluster (prefix %q)", n, len(ps), b.cfg.prefix)
+	if !system {
+		// Rancher lists only the projects a user may read; every cluster has a System project.
+		return backends.Check{Name: "managed projects", Detail: detail + ", but not the cluster's System project: the key's user " +
+			"cannot read every project of " + b.cfg.clusterID + ", so a name taken by another project looks free (make it owner of the cluster)"}
+	}
+	return backends.Check{Name: "managed projects", OK: true, Detail: detail}
 }
 
 // Evaluate implements backends.OrderEvaluator: orders that could not be carried out are

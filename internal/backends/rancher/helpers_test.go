@@ -32,6 +32,9 @@ var fixtures atomic.Int64
 type fixtureOpts struct {
 	kube     bool // a real Kubernetes API server behind the Rancher simulator
 	keycloak bool // a Keycloak simulator, keycloak_enabled: true
+	// removeDelay is how long Rancher lists a deleted project or binding (the simulator's
+	// default when 0)
+	removeDelay time.Duration
 }
 
 // fixture is one test's world: a Rancher simulator (TLS, verify_cert: false), optionally in
@@ -60,7 +63,7 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 		f.env = kubeenv.Shared(t)
 		up = &ranchersim.Upstream{Host: f.env.Host, Token: f.env.Token, CAData: f.env.CAData}
 	}
-	f.rs = ranchersim.New(ranchersim.Options{Clusters: []string{f.cluster, f.other}, Upstream: up, Seed: int64(h.Sum32())})
+	f.rs = ranchersim.New(ranchersim.Options{Clusters: []string{f.cluster, f.other}, Upstream: up, Seed: int64(h.Sum32()), RemoveDelay: o.removeDelay})
 	srv := httptest.NewTLSServer(f.rs)
 	t.Cleanup(srv.Close)
 	f.settings = map[string]any{

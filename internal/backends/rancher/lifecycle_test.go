@@ -181,7 +181,7 @@ func TestPingAndDiagnose(t *testing.T) {
 		}
 	}
 	want := []string{"rancher api", "rancher token", "rancher cluster", "managed projects", "quota components", "kubernetes proxy",
-		"keycloak realm", "keycloak server", "keycloak rights"}
+		"kubernetes rights", "keycloak realm", "keycloak server", "keycloak rights"}
 	if d := cmp.Diff(want, names); d != "" {
 		t.Fatalf("checks (-want +got):\n%s", d)
 	}

@@ -59,7 +59,7 @@ func TestTheKeyStaysOnBackendURL(t *testing.T) {
 			for _, c := range backendtest.Checks(ctxT(t), b.(backends.Diagnoser)) {
 				lines[c.Name] = c
 			}
-			if c := lines["managed projects"]; !c.OK || !strings.Contains(c.Detail, "5 of 5 projects") {
+			if c := lines["managed projects"]; !c.OK || !strings.Contains(c.Detail, "5 of 7 projects") { // and Default, System
 				t.Errorf("managed projects: %+v", c)
 			}
 			if c, ok := lines["kubernetes proxy"]; !ok || c.OK { // no Kubernetes behind this simulator

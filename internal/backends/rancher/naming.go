@@ -36,6 +36,10 @@ const (
 	psaEnforce        = "pod-security.kubernetes.io/enforce"
 	psaEnforceVersion = "pod-security.kubernetes.io/enforce-version"
 
+	// systemProjectLabel marks the System project Rancher makes in every cluster (v2.12.0
+	// pkg/controllers/management/auth/project_cluster/cluster_handler.go).
+	systemProjectLabel = "authz.management.cattle.io/system-project"
+
 	quotaName       = "custom-resource-quota"
 	principalScheme = "keycloakoidc_group://"
 )

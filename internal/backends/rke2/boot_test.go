@@ -145,6 +145,10 @@ func rancherClusterSpec(t *testing.T, base, token string, spec map[string]any) (
 		t.Fatal(err)
 	}
 	p, err := c.EnsureProvisioningCluster(ctx, "prod", rancherapi.Meta{}, spec)
+	for deadline := time.Now().Add(5 * time.Second); err == nil && p.Status.ClusterName == "" && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond) // Rancher names the management cluster a moment later
+		p, err = c.ProvisioningCluster(ctx, "prod")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

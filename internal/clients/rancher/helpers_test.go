@@ -60,6 +60,9 @@ func newWorld(t *testing.T, o ranchersim.Options) *world {
 			*d = 20 * time.Millisecond
 		}
 	}
+	if o.ControllerDelay == 0 {
+		o.ControllerDelay = time.Millisecond // quick controllers: the fast retries here outlast them
+	}
 	w := &world{sim: ranchersim.New(o)}
 	w.srv = httptest.NewTLSServer(w.sim)
 	t.Cleanup(w.srv.Close)

@@ -48,3 +48,24 @@ func TestClusterProxy(t *testing.T) {
 		}
 	}
 }
+
+// Denied asks one SelfSubjectAccessReview per permission through the proxy of the cluster named
+// (the simulator answers those of Rancher's own cluster `local` for its administrator key).
+func TestDeniedAsksAReviewEach(t *testing.T) {
+	w := newWorld(t, ranchersim.Options{})
+	want := []Access{{Verb: "create", Group: "provisioning.cattle.io", Resource: "clusters", Namespace: "fleet-default"},
+		{Verb: "list", Resource: "namespaces"}}
+	denied, err := w.c.Denied(ctxT(t), "local", want)
+	if err != nil || len(denied) != 0 {
+		t.Fatalf("denied %v %v", denied, err)
+	}
+	if got := w.sim.Calls()["k8s.POST"]; got != 2 {
+		t.Fatalf("%d reviews, want 2", got)
+	}
+	if s := want[0].String(); s != "create clusters.provisioning.cattle.io in fleet-default" {
+		t.Fatalf("%q", s)
+	}
+	if _, err := w.c.Denied(ctxT(t), "c-m-nothere", want); err == nil {
+		t.Fatal("a cluster Rancher does not know")
+	}
+}

@@ -86,11 +86,11 @@ func TestLinksStayOnTheConfiguredURL(t *testing.T) {
 				}
 			}
 			ps, err := c.Projects(ctx, cluster, "")
-			if err != nil || len(ps) != 5 {
+			if err != nil || len(ps) != 7 { // and the cluster's Default and System projects
 				t.Fatalf("projects over pages: %d %v", len(ps), err)
 			}
-			if n := w.sim.Calls()["projects.list"]; n != 3 {
-				t.Fatalf("%d pages read, want 3", n)
+			if n := w.sim.Calls()["projects.list"]; n != 4 {
+				t.Fatalf("%d pages read, want 4", n)
 			}
 			imp, err := c.EnsureCluster(ctx, "imported", "")
 			if err != nil {

@@ -2,6 +2,7 @@ package rancher
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestProjectsAndBindings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if all, err := w.c.Projects(ctx, cluster, ""); err != nil || len(all) != 5 {
+	if all, err := w.c.Projects(ctx, cluster, ""); err != nil || len(all) != 7 { // and Default, System
 		t.Fatalf("list: %d %v", len(all), err)
 	}
 	if only, err := w.c.Projects(ctx, cluster, "alpha"); err != nil || len(only) != 1 || only[0].ID != p1.ID {
@@ -44,7 +45,7 @@ func TestProjectsAndBindings(t *testing.T) {
 	}
 	w.sim.ResetCalls()
 	paged, err := listAll[Project](ctx, w.c, "/v3/projects", query("clusterId", cluster, "limit", "2"))
-	if err != nil || len(paged) != 5 || w.sim.Calls()["projects.list"] != 3 {
+	if err != nil || len(paged) != 7 || w.sim.Calls()["projects.list"] != 4 {
 		t.Fatalf("following pagination.next: %d projects in %d pages, %v", len(paged), w.sim.Calls()["projects.list"], err)
 	}
 	upd, err := w.c.SetProjectAnnotations(ctx, p1.ID, map[string]string{"waldur/managed": "true", "u": "1"})
@@ -63,14 +64,44 @@ func TestProjectsAndBindings(t *testing.T) {
 	if err := w.c.DeleteProject(ctx, p1.ID); err != nil {
 		t.Fatal(err)
 	}
+	// Rancher still answers it, as "removing", for a while: it reads as not found at once.
 	if _, err = w.c.Project(ctx, p1.ID); !errors.Is(err, failure.ErrNotFound) || failure.IsTransient(err) {
 		t.Fatalf("deleted project: want ErrNotFound, got %v", err)
 	}
+	if all, err := w.c.Projects(ctx, cluster, ""); err != nil || slices.ContainsFunc(all, func(p Project) bool { return p.ID == p1.ID }) {
+		t.Fatalf("a project being deleted is listed: %v %v", all, err)
+	}
+	time.Sleep(150 * time.Millisecond) // the simulator's RemoveDelay: Rancher's controllers have run
 	if left, _ := w.c.Bindings(ctx, BindingFilter{ProjectID: p1.ID}); len(left) != 0 {
 		t.Fatalf("bindings of a deleted project remain: %+v", left)
 	}
 	if err := w.c.DeleteBinding(ctx, bd.ID); !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("deleting a binding that went with its project: %v", err)
+	}
+}
+
+// Issue 16: Rancher lists a deleted binding, with `removed`, until its controllers have run;
+// Bindings leaves such a binding out (two Terminates sharing a Keycloak group each saw the
+// other's binding on its way out and kept the group for it).
+func TestBindingsLeaveOutThoseBeingDeleted(t *testing.T) {
+	w := newWorld(t, ranchersim.Options{RemoveDelay: time.Minute})
+	ctx := ctxT(t)
+	p, err := w.c.CreateProject(ctx, NewProject{ClusterID: cluster, Name: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	principal := "keycloakoidc_group://shared"
+	a, errA := w.c.CreateBinding(ctx, p.ID, "workloads-manage", principal)
+	b, errB := w.c.CreateBinding(ctx, p.ID, "read-only", principal)
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if err := w.c.DeleteBinding(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.c.Bindings(ctx, BindingFilter{GroupPrincipalID: principal})
+	if err != nil || len(got) != 1 || got[0].ID != b.ID {
+		t.Fatalf("bindings of the group while one is being deleted: %+v %v", got, err)
 	}
 }
 

@@ -34,9 +34,13 @@ func TestProvisioningLifecycle(t *testing.T) {
 	labels := map[string]string{"rke2.site-agent.waldur.com/cluster": "u1"}
 	spec := map[string]any{"kubernetesVersion": "v1.31.7+rke2r1", "rkeConfig": map[string]any{}}
 	p, err := w.c.EnsureProvisioningCluster(ctx, "prod", Meta{Labels: labels}, spec)
-	if err != nil || p.Metadata.Name != "prod" || p.Status.ClusterName == "" || p.Metadata.Labels["rke2.site-agent.waldur.com/cluster"] != "u1" {
-		t.Fatalf("ensure: %+v %v", p, err)
+	if err != nil || p.Metadata.Name != "prod" || p.Status.ClusterName != "" || p.Metadata.Labels["rke2.site-agent.waldur.com/cluster"] != "u1" {
+		t.Fatalf("ensure (Rancher names the management cluster a moment later): %+v %v", p, err)
 	}
+	waitFor(t, "the management cluster", func() bool {
+		p, err = w.c.ProvisioningCluster(ctx, "prod")
+		return err == nil && p.Status.ClusterName != ""
+	})
 	again, err := w.c.EnsureProvisioningCluster(ctx, "prod", Meta{}, spec)
 	if err != nil || again.Status.ClusterName != p.Status.ClusterName || w.sim.Calls()["prov.create"] != 1 {
 		t.Fatalf("second ensure: %+v %v (calls %v)", again, err, w.sim.Calls())

@@ -28,33 +28,64 @@ type registrationToken struct {
 	ManifestURL string `json:"manifestUrl"`
 }
 
-// Registration returns the cluster's registration token, creating one when the cluster has none;
-// failure.ErrNotReady while Rancher has not issued it yet.
+// Registration returns the cluster's registration token and its manifest URL, creating a token
+// when the cluster has none; failure.ErrNotReady while Rancher has not issued them yet.
 //
 // Rancher makes the cluster's namespace (c-xxxxx), where registration tokens live, a moment
 // after the cluster: a POST in between is answered 404 `namespaces "c-xxxxx" not found`
 // (observed on v2.12.0). That answer says nothing was made, so the POST is sent again with the
-// client's backoff; if the namespace is still missing the error is ErrNotReady (transient).
+// client's backoff. A token's manifest URL (and its commands) are filled by Rancher's status
+// controller a moment after the token is made (v2.12.0 pkg/controllers/dashboard/
+// clusterregistrationtoken/status.go): the create answer has none, so the tokens are read again,
+// with the same backoff, until one has it. When either takes longer the error is ErrNotReady
+// (transient).
 func (c *Client) Registration(ctx context.Context, clusterID string) (Registration, error) {
-	list, err := listAll[registrationToken](ctx, c, "/v3/clusterregistrationtokens", query("clusterId", clusterID))
-	if err != nil {
-		return Registration{}, fmt.Errorf("registration token of %s: %w", clusterID, err)
+	created := false
+	for attempt := 0; ; attempt++ {
+		tok, err := c.pickRegistration(ctx, clusterID)
+		if err != nil {
+			return Registration{}, fmt.Errorf("registration token of %s: %w", clusterID, err)
+		}
+		if tok.Token == "" && !created {
+			if tok, err = c.createRegistration(ctx, clusterID); err != nil {
+				return Registration{}, fmt.Errorf("registration token of %s: %w", clusterID, err)
+			}
+			created = true
+		}
+		if tok.Token != "" && tok.ManifestURL != "" {
+			return Registration{Token: secret.New(tok.Token), ManifestURL: secret.New(tok.ManifestURL)}, nil
+		}
+		if attempt >= c.pol.Max {
+			upstream.Log(ctx, c.log).Info("rancher has not filled the cluster's registration token yet; it waits", zap.String("cluster", clusterID))
+			return Registration{}, fmt.Errorf("cluster %s has no registration token with a manifest URL yet: %w", clusterID, failure.ErrNotReady)
+		}
+		if err := c.sleep(ctx, attempt); err != nil {
+			return Registration{}, err
+		}
 	}
-	var tok registrationToken // the first with a token, preferably one with a manifest URL too
+}
+
+// pickRegistration lists the cluster's tokens and picks the first with a token, preferably one
+// with a manifest URL too.
+func (c *Client) pickRegistration(ctx context.Context, clusterID string) (registrationToken, error) {
+	list, err := listAll[registrationToken](ctx, c, "/v3/clusterregistrationtokens", query("clusterId", clusterID))
+	var tok registrationToken
 	for _, t := range list {
 		if t.Token != "" && (tok.Token == "" || (tok.ManifestURL == "" && t.ManifestURL != "")) {
 			tok = t
 		}
 	}
-	if tok.Token == "" {
-		if tok, err = c.createRegistration(ctx, clusterID); err != nil {
-			return Registration{}, fmt.Errorf("registration token of %s: %w", clusterID, err)
-		}
+	return tok, err
+}
+
+// sleep waits the client's backoff for attempt.
+func (c *Client) sleep(ctx context.Context, attempt int) error {
+	select {
+	case <-ctx.Done():
+		return failure.Transient(ctx.Err())
+	case <-time.After(upstream.Backoff(c.pol.WaitMin, c.pol.WaitMax, attempt, nil)):
+		return nil
 	}
-	if tok.Token == "" {
-		return Registration{}, fmt.Errorf("cluster %s has no registration token yet: %w", clusterID, failure.ErrNotReady)
-	}
-	return Registration{Token: secret.New(tok.Token), ManifestURL: secret.New(tok.ManifestURL)}, nil
 }
 
 // createRegistration posts a registration token, again while the cluster's namespace is missing.
@@ -71,13 +102,10 @@ func (c *Client) createRegistration(ctx context.Context, clusterID string) (regi
 				zap.String("cluster", clusterID), zap.Int("attempts", attempt+1))
 			return tok, fmt.Errorf("rancher has not made the namespace of cluster %s yet (%v): %w", clusterID, err, failure.ErrNotReady)
 		}
-		wait := upstream.Backoff(c.pol.WaitMin, c.pol.WaitMax, attempt, nil)
 		upstream.Log(ctx, c.log).Debug("rancher has not made the cluster's namespace yet; posting the registration token again",
-			zap.String("cluster", clusterID), zap.Duration("wait", wait))
-		select {
-		case <-ctx.Done():
-			return tok, failure.Transient(ctx.Err())
-		case <-time.After(wait):
+			zap.String("cluster", clusterID), zap.Int("attempt", attempt+1))
+		if err := c.sleep(ctx, attempt); err != nil {
+			return tok, err
 		}
 	}
 }

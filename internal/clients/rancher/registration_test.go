@@ -92,6 +92,31 @@ func TestRegistrationWaitsForTheNamespace(t *testing.T) {
 	}
 }
 
+// Issue 16: Rancher answers a registration token's create without its manifest URL (its status
+// controller fills it a moment later). Registration reads the tokens again until the URL is
+// there — once, without a second POST — and is not ready (transient) while it takes longer.
+func TestRegistrationWaitsForTheManifestURL(t *testing.T) {
+	w := newWorld(t, ranchersim.Options{ControllerDelay: 200 * time.Millisecond})
+	ctx := ctxT(t)
+	cl, err := w.c.EnsureCluster(ctx, "vc-status", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.c.pol.Max, w.c.pol.WaitMin, w.c.pol.WaitMax = 1, time.Millisecond, time.Millisecond
+	time.Sleep(60 * time.Millisecond) // past the namespace's delay
+	if _, err = w.c.Registration(ctx, cl.ID); !errors.Is(err, failure.ErrNotReady) || !failure.IsTransient(err) {
+		t.Fatalf("want not ready while the status is missing, got %v", err)
+	}
+	w.c.pol.Max, w.c.pol.WaitMin, w.c.pol.WaitMax = 8, 20*time.Millisecond, 100*time.Millisecond
+	reg, err := w.c.Registration(ctx, cl.ID)
+	if err != nil || reg.Token.IsZero() || !strings.HasSuffix(reg.ManifestURL.Reveal(), "/v3/import/"+reg.Token.Reveal()+"_"+cl.ID+".yaml") {
+		t.Fatalf("registration %v, manifest URL set %v", err, !reg.ManifestURL.IsZero())
+	}
+	if got := w.sim.Calls()["crt.create"]; got != 1 {
+		t.Fatalf("%d POSTs, want 1", got)
+	}
+}
+
 // A manifest that cannot be fetched gives an error without the token in the URL.
 func TestManifestErrorsDoNotShowTheToken(t *testing.T) {
 	w := newWorld(t, ranchersim.Options{})

@@ -20,8 +20,23 @@ func provClusterWithToken(t *testing.T, c *client, name string, rkeConfig bool) 
 	if code != 201 {
 		t.Fatalf("create %s: %d %v", name, code, body)
 	}
-	cid := body["status"].(map[string]any)["clusterName"].(string)
+	cid := managementID(t, c, name)
 	return cid, postToken(t, c, cid)["token"].(string)
+}
+
+// managementID waits for the management cluster of a provisioning cluster: Rancher names it a
+// moment after the create (controllers.go).
+func managementID(t *testing.T, c *client, name string) string {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		_, got, _ := c.do("GET", "/v1/provisioning.cattle.io.clusters/fleet-default/"+name, "")
+		if cid, _ := got["status"].(map[string]any)["clusterName"].(string); cid != "" {
+			return cid
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("no management cluster for %s: %v", name, got)
+		}
+	}
 }
 
 func nodeStates(s *Server, cid string) map[string]string {

@@ -5,10 +5,13 @@
 //     /v3/schemas, which schema-driven clients such as norman's clientbase read;
 //   - clusters by id (and list), the caller's own token (/v3/tokens/<access key>);
 //   - projects: list with filters (clusterId, name, id, …), limit=-1 or pages with
-//     pagination.next, create, get, update (PUT), delete — deleting a project deletes its
-//     namespaces on the cluster and its role template bindings, as Rancher does;
+//     pagination.next, create, get, update (PUT), delete — each cluster has Rancher's Default
+//     and System projects, a project's creator gets a project-owner binding, and a deleted
+//     project stays listed as "removing" for a while, then goes with its bindings; the
+//     namespaces Rancher made are deleted with it, the ones made through the proxy stay
+//     (removal.go: what Rancher v2.12.0 does);
 //   - projectroletemplatebindings: list with filters (roleTemplateId, projectId,
-//     groupPrincipalId, …), create, get, delete;
+//     groupPrincipalId, …), create, get, delete (listed with `removed` for a while);
 //   - /v3/clusters/<id>/namespaces: read and written through to the Kubernetes API server;
 //   - /k8s/clusters/<id>/…: a reverse proxy to the Kubernetes API server, authenticated with
 //     the Rancher token and forwarded with the server's admin token, 404 for unknown clusters;

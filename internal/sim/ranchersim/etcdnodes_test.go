@@ -84,13 +84,11 @@ func provisionedWithNode(t *testing.T, srv *httptest.Server, sim *Server, name s
 		_ = json.NewDecoder(resp.Body).Decode(out)
 		return resp.StatusCode
 	}
-	var prov struct {
-		Status struct{ ClusterName string } `json:"status"`
-	}
 	do(srv.URL+"/v1/provisioning.cattle.io.clusters/fleet-default", sim.Token(), map[string]any{
-		"metadata": map[string]any{"name": "prod"}, "spec": map[string]any{"kubernetesVersion": "v1.31.7+rke2r1", "rkeConfig": map[string]any{}}}, &prov)
+		"metadata": map[string]any{"name": "prod"}, "spec": map[string]any{"kubernetesVersion": "v1.31.7+rke2r1", "rkeConfig": map[string]any{}}}, &struct{}{})
+	cid := managementID(t, &client{t: t, base: srv.URL, auth: "Bearer " + sim.Token()}, "prod")
 	var crt struct{ Token string }
-	for start := time.Now(); do(srv.URL+"/v3/clusterregistrationtokens", sim.Token(), map[string]any{"clusterId": prov.Status.ClusterName}, &crt) != http.StatusCreated; time.Sleep(5 * time.Millisecond) {
+	for start := time.Now(); do(srv.URL+"/v3/clusterregistrationtokens", sim.Token(), map[string]any{"clusterId": cid}, &crt) != http.StatusCreated; time.Sleep(5 * time.Millisecond) {
 		if time.Since(start) > 5*time.Second {
 			t.Fatal("no registration token")
 		}
@@ -98,5 +96,5 @@ func provisionedWithNode(t *testing.T, srv *httptest.Server, sim *Server, name s
 	if code := do(srv.URL+RegisterEndpoint, crt.Token, map[string]any{"nodeName": name, "roles": []string{"etcd", "controlplane"}, "cpu": 2, "memoryMiB": 4096}, &struct{}{}); code != http.StatusCreated {
 		t.Fatalf("register: %d", code)
 	}
-	return prov.Status.ClusterName
+	return cid
 }

@@ -15,6 +15,7 @@ func (s *Server) listBindings(w http.ResponseWriter, r *http.Request) {
 	f := s.filters(r, "bindings.list", bindingFilters)
 	base := baseURL(r)
 	s.mu.Lock()
+	s.reapLocked()
 	var items []map[string]any
 	for _, b := range s.st.sortedBindings() {
 		if item := renderBinding(base, b); matches(item, f) {
@@ -56,6 +57,7 @@ func (s *Server) createBinding(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reapLocked()
 	if s.st.projects[b.ProjectID] == nil {
 		fieldError(w, "InvalidReference", "projectId", "project "+b.ProjectID+" not found")
 		return
@@ -74,6 +76,7 @@ func (s *Server) createBinding(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getBinding(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reapLocked()
 	b := s.st.bindings[id]
 	if b == nil {
 		writeError(w, http.StatusNotFound, "NotFound", "projectroletemplatebindings.management.cattle.io \""+id+"\" not found")
@@ -82,16 +85,19 @@ func (s *Server) getBinding(w http.ResponseWriter, r *http.Request, id string) {
 	writeJSON(w, http.StatusOK, renderBinding(baseURL(r), b))
 }
 
+// deleteBinding marks the binding deleted; it is listed, with `removed`, for Options.RemoveDelay
+// (removal.go).
 func (s *Server) deleteBinding(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reapLocked()
 	b := s.st.bindings[id]
 	if b == nil {
 		writeError(w, http.StatusNotFound, "NotFound", "projectroletemplatebindings.management.cattle.io \""+id+"\" not found")
 		return
 	}
-	delete(s.st.bindings, id)
-	out := renderBinding(baseURL(r), b)
-	out["state"] = "removing"
-	writeJSON(w, http.StatusOK, out)
+	if b.removing.IsZero() {
+		b.removing = time.Now()
+	}
+	writeJSON(w, http.StatusOK, renderBinding(baseURL(r), b))
 }

@@ -14,6 +14,9 @@ import (
 // token (the caller's Rancher token was checked already).
 func (s *Server) k8sProxy(cid, tail string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if s.serveLocalReview(w, r, cid, tail) {
+			return
+		}
 		if !s.clusterExists(cid) {
 			writeError(w, http.StatusNotFound, "NotFound", "clusters.management.cattle.io \""+cid+"\" not found")
 			return
@@ -109,6 +112,7 @@ func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request, cid str
 	if a, ok := in["annotations"].(map[string]string); ok {
 		maps.Copy(ns.Annotations, a)
 	}
+	ns.Annotations[creatorIDKey] = simUserID // norman records the creator (removal.go)
 	if pid, _ := in["projectId"].(string); pid != "" {
 		ns.Annotations[projectIDKey] = pid
 		ns.Labels[projectIDKey] = projectPart(pid)

@@ -1,12 +1,9 @@
 package ranchersim
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 var projectFilters = map[string]bool{"id": true, "name": true, "clusterId": true, "namespaceId": true, "uuid": true, "state": true, "description": true}
@@ -20,6 +17,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
 	f := s.filters(r, "projects.list", projectFilters)
 	base := baseURL(r)
 	s.mu.Lock()
+	s.reapLocked()
 	var items []map[string]any
 	for _, p := range s.st.sortedProjects() {
 		if item := renderProject(base, p); matches(item, f) {
@@ -61,12 +59,14 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 	p.Annotations, _ = in["annotations"].(map[string]string)
 	p.Labels, _ = in["labels"].(map[string]string)
 	s.st.projects[id] = p
+	s.st.addCreatorBinding(p)
 	writeJSON(w, http.StatusCreated, renderProject(baseURL(r), p))
 }
 
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reapLocked()
 	p := s.st.projects[id]
 	if p == nil {
 		writeError(w, http.StatusNotFound, "NotFound", "projects.management.cattle.io \""+projectPart(id)+"\" not found")
@@ -86,6 +86,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, id string
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reapLocked()
 	p := s.st.projects[id]
 	if p == nil {
 		writeError(w, http.StatusNotFound, "NotFound", "projects.management.cattle.io \""+projectPart(id)+"\" not found")
@@ -110,52 +111,29 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, id string
 	writeJSON(w, http.StatusOK, renderProject(baseURL(r), p))
 }
 
-// deleteProject removes the project, its bindings and (on the cluster) its namespaces.
+// deleteProject marks the project deleted (listed as "removing" for Options.RemoveDelay, then
+// gone with its bindings) and releases its namespaces as Rancher v2.12.0 does (removal.go).
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
+	s.reapLocked()
 	p := s.st.projects[id]
 	if p == nil {
 		s.mu.Unlock()
 		writeError(w, http.StatusNotFound, "NotFound", "projects.management.cattle.io \""+projectPart(id)+"\" not found")
 		return
 	}
-	out := renderProject(baseURL(r), p)
 	s.mu.Unlock()
-	if err := s.deleteProjectNamespaces(r.Context(), id); err != nil {
-		writeError(w, http.StatusInternalServerError, "ServerError", "deleting namespaces of "+id+": "+err.Error())
+	if err := s.releaseProjectNamespaces(r.Context(), id); err != nil {
+		writeError(w, http.StatusInternalServerError, "ServerError", "releasing the namespaces of "+id+": "+err.Error())
 		return
 	}
 	s.mu.Lock()
-	delete(s.st.projects, id)
-	for bid, b := range s.st.bindings {
-		if b.ProjectID == id {
-			delete(s.st.bindings, bid)
-		}
+	if p.removing.IsZero() {
+		p.removing = time.Now()
 	}
+	out := renderProject(baseURL(r), p)
 	s.mu.Unlock()
-	out["state"] = "removing"
 	writeJSON(w, http.StatusOK, out)
-}
-
-// deleteProjectNamespaces deletes the namespaces assigned to project id.
-func (s *Server) deleteProjectNamespaces(ctx context.Context, id string) error {
-	kube := s.kubeClient(clusterOfProject(id))
-	if kube == nil {
-		return nil
-	}
-	list, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: projectIDKey + "=" + projectPart(id)})
-	if err != nil {
-		return err
-	}
-	for _, ns := range list.Items {
-		if ns.Annotations[projectIDKey] != "" && ns.Annotations[projectIDKey] != id {
-			continue
-		}
-		if err := kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !isNotFound(err) {
-			return err
-		}
-	}
-	return nil
 }
 
 const projectIDKey = "field.cattle.io/projectId"

@@ -107,6 +107,7 @@ func (s *Server) createCluster(w http.ResponseWriter, r *http.Request) {
 	id := s.st.newName("c-", func(n string) bool { return s.st.clusters[n] != nil })
 	c := &Cluster{ID: id, Name: name, State: "pending", imp: &imported{created: time.Now()}}
 	s.st.clusters[id] = c
+	s.st.addClusterProjects(id)
 	out := renderCluster(baseURL(r), c)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, out)
@@ -173,6 +174,7 @@ func (s *Server) listTokensCRT(w http.ResponseWriter, r *http.Request) {
 	f := s.filters(r, "crts.list", crtFilters)
 	base := baseURL(r)
 	s.mu.Lock()
+	s.defaultTokensLocked()
 	ids := make([]string, 0, len(s.tokens))
 	for id := range s.tokens {
 		ids = append(ids, id)
@@ -180,7 +182,7 @@ func (s *Server) listTokensCRT(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(ids)
 	var items []map[string]any
 	for _, id := range ids {
-		if item := renderCRT(base, s.tokens[id]); matches(item, f) {
+		if item := s.renderCRT(base, s.tokens[id]); matches(item, f) {
 			items = append(items, item)
 		}
 	}
@@ -220,29 +222,39 @@ func (s *Server) createTokenCRT(w http.ResponseWriter, r *http.Request) {
 	name := s.st.newName("crt-", func(n string) bool { return s.tokens[cid+":"+n] != nil })
 	t := &Token{ID: cid + ":" + name, Name: name, ClusterID: cid, Token: newRegistrationToken(), Created: time.Now()}
 	s.tokens[t.ID] = t
-	writeJSON(w, http.StatusCreated, renderCRT(baseURL(r), t))
+	writeJSON(w, http.StatusCreated, s.renderCRT(baseURL(r), t))
 }
 
 func (s *Server) getTokenCRT(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.defaultTokensLocked()
 	t := s.tokens[id]
 	if t == nil {
 		writeError(w, http.StatusNotFound, "NotFound", "clusterregistrationtokens.management.cattle.io \""+id+"\" not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, renderCRT(baseURL(r), t))
+	writeJSON(w, http.StatusOK, s.renderCRT(baseURL(r), t))
 }
 
-func renderCRT(base string, t *Token) map[string]any {
+// renderCRT is the token as v3 shows it; the manifest URL and the commands only once Rancher's
+// status controller has run (controllers.go).
+func (s *Server) renderCRT(base string, t *Token) map[string]any {
 	self := base + "/v3/clusterregistrationtokens/" + t.ID
-	manifest := base + "/v3/import/" + t.Token + "_" + t.ClusterID + ".yaml"
-	return map[string]any{"id": t.ID, "type": "clusterRegistrationToken", "baseType": "clusterRegistrationToken",
-		"name": t.Name, "namespaceId": t.ClusterID, "clusterId": t.ClusterID, "token": t.Token, "state": "active",
-		"manifestUrl": manifest, "command": "kubectl apply -f " + manifest,
-		"insecureCommand": "curl --insecure -sfL " + manifest + " | kubectl apply -f -",
-		"created":         t.Created.UTC().Format(time.RFC3339), "uuid": uuidOf(t.ID),
+	out := map[string]any{"id": t.ID, "type": "clusterRegistrationToken", "baseType": "clusterRegistrationToken",
+		"name": t.Name, "namespaceId": nil, "clusterId": t.ClusterID, "token": t.Token, "state": "active",
+		"manifestUrl": "", "command": "", "insecureCommand": "",
+		"created": t.Created.UTC().Format(time.RFC3339), "uuid": uuidOf(t.ID),
 		"links": map[string]string{"self": self}, "actions": map[string]string{}}
+	if s.settled(t.Created) {
+		manifest := base + "/v3/import/" + t.Token + "_" + t.ClusterID + ".yaml"
+		out["manifestUrl"], out["command"] = manifest, "kubectl apply -f "+manifest
+		out["insecureCommand"] = "curl --insecure -sfL " + manifest + " | kubectl apply -f -"
+		for k, v := range nodeCommands(base, t.Token) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // clusterByToken returns the id of the cluster a registration token belongs to ("" if none).

@@ -36,6 +36,12 @@ func postToken(t *testing.T, c *client, id string) map[string]any {
 		code, token, _ := c.do("POST", "/v3/clusterregistrationtokens", `{"type":"clusterRegistrationToken","clusterId":"`+id+`"}`)
 		switch {
 		case code == 201:
+			if token["manifestUrl"] != "" {
+				t.Fatalf("the create answer has the manifest URL, which Rancher's status controller fills later: %v", token)
+			}
+			for ; token["manifestUrl"] == "" && time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
+				_, token, _ = c.do("GET", "/v3/clusterregistrationtokens/"+token["id"].(string), "")
+			}
 			return token
 		case code != 404 || token["message"] != `namespaces "`+id+`" not found` || time.Since(start) > 5*time.Second:
 			t.Fatalf("create token: %d %v", code, token)

@@ -53,24 +53,32 @@ func (s *Server) AssertNoViolations(t testing.TB) {
 	}
 }
 
-// Projects returns copies of all projects, sorted by id.
+// Projects returns copies of the projects made through the API or AddProject that are not being
+// deleted, sorted by id (each cluster's Default and System projects are left out: removal.go).
 func (s *Server) Projects() []Project {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reapLocked()
 	var out []Project
 	for _, p := range s.st.sortedProjects() {
-		out = append(out, clone(p))
+		if !p.builtin && p.removing.IsZero() {
+			out = append(out, clone(p))
+		}
 	}
 	return out
 }
 
-// Bindings returns copies of all bindings, sorted by id.
+// Bindings returns copies of the bindings made through the API that are not being deleted (nor
+// their project), sorted by id (the creator bindings Rancher makes itself are left out: removal.go).
 func (s *Server) Bindings() []Binding {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reapLocked()
 	var out []Binding
 	for _, b := range s.st.sortedBindings() {
-		out = append(out, *b)
+		if p := s.st.projects[b.ProjectID]; !b.rancherMade && b.removing.IsZero() && (p == nil || p.removing.IsZero()) {
+			out = append(out, *b)
+		}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -15,7 +16,9 @@ import (
 )
 
 // The simulator in front of a real kube-apiserver: client-go through /k8s/clusters/<id>, the
-// v3 namespaces read through, and project deletion cascading to namespaces.
+// v3 namespaces read through, and project deletion releasing namespaces as Rancher v2.12.0
+// does: the one made through norman is deleted, the one made through the proxy stays without
+// its project annotation (removal.go).
 func TestKubernetesBehindTheSimulator(t *testing.T) {
 	env := kubeenv.Shared(t)
 	s := New(Options{Clusters: []string{"c-m-kube0001"}, Upstream: &Upstream{Host: env.Host, Token: env.Token, CAData: env.CAData}})
@@ -63,16 +66,27 @@ func TestKubernetesBehindTheSimulator(t *testing.T) {
 	if d := list["data"].([]any); len(d) != 1 || d[0].(map[string]any)["name"] != ns {
 		t.Fatalf("namespaces of the project: %v", list)
 	}
+	proxied := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-x", Labels: map[string]string{"field.cattle.io/projectId": projectPart(pid)},
+		Annotations: map[string]string{"field.cattle.io/projectId": pid}}}
+	if _, err := cs(s.Token()).CoreV1().Namespaces().Create(ctx, proxied, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Clientset.CoreV1().Namespaces().Delete(ctx, proxied.Name, metav1.DeleteOptions{}) })
 	if code, _ := get("DELETE", "/v3/projects/"+pid, ""); code != 200 {
 		t.Fatalf("delete project: %d", code)
 	}
 	waitDeleted(t, env, ns)
+	kept, err := env.Clientset.CoreV1().Namespaces().Get(ctx, proxied.Name, metav1.GetOptions{})
+	if err != nil || kept.DeletionTimestamp != nil || kept.Annotations["field.cattle.io/projectId"] != "" ||
+		kept.Labels["field.cattle.io/projectId"] != projectPart(pid) {
+		t.Fatalf("the namespace made through the proxy after its project's deletion: %+v %v", kept, err)
+	}
 	s.FailNext("k8s.GET", 1, Fault503)
 	if _, err := cs(s.Token()).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); !apierrors.IsServiceUnavailable(err) {
 		t.Fatalf("injected 503 through the proxy: %v", err)
 	}
 	// The unauthenticated request is not counted: faults and counts come after authentication.
-	if calls := s.Calls(); calls["k8s.GET"] != 2 || calls["namespace.create"] != 2 {
+	if calls := s.Calls(); calls["k8s.GET"] != 2 || calls["namespace.create"] != 2 || calls["k8s.POST"] != 1 {
 		t.Fatalf("calls %v", calls)
 	}
 }

@@ -190,9 +190,12 @@ func (s *Server) createProv(w http.ResponseWriter, r *http.Request) {
 	id := s.st.newName("c-m-", func(n string) bool { return s.st.clusters[n] != nil })
 	id += s.st.newName("", func(string) bool { return false })[:3]
 	s.st.clusters[id] = &Cluster{ID: id, Name: name, State: "provisioning", imp: &imported{created: time.Now()}}
+	s.st.addClusterProjects(id)
 	pc := &provCluster{name: name, labels: pb.labels, notes: pb.notes, spec: pb.spec, rv: 1, created: time.Now(), managedID: id}
 	s.prov[name] = pc
-	writeJSON(w, http.StatusCreated, s.renderProv(pc))
+	out := s.renderProv(pc)
+	out["status"] = map[string]any{} // the controllers have not run yet (controllers.go)
+	writeJSON(w, http.StatusCreated, out)
 }
 
 func (s *Server) updateProv(w http.ResponseWriter, r *http.Request, name string) {
@@ -252,6 +255,9 @@ func (s *Server) renderProv(pc *provCluster) map[string]any {
 	if msg := s.planBlockedLocked(pc.managedID); msg != "" {
 		status["ready"] = false
 		status["conditions"] = []map[string]any{{"type": "Provisioned", "status": "False", "reason": "Error", "message": msg}}
+	}
+	if !s.settled(pc.created) {
+		status = map[string]any{} // the management cluster is not made yet (controllers.go)
 	}
 	return map[string]any{"id": fleetNS + "/" + pc.name, "type": "provisioning.cattle.io.cluster",
 		"apiVersion": "provisioning.cattle.io/v1", "kind": "Cluster", "metadata": meta, "spec": pc.spec, "status": status}

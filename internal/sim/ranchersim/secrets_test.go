@@ -72,7 +72,7 @@ func TestRegistrySecretGatesThePlan(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("create: %d %v", code, body)
 	}
-	cid := body["status"].(map[string]any)["clusterName"].(string)
+	cid := managementID(t, c, "air")
 	token := postToken(t, c, cid)["token"].(string)
 	agent := &client{t: t, base: c.base, auth: "Bearer " + token}
 	if code, _, _ := agent.do("POST", RegisterEndpoint, `{"nodeName":"air-server-0","roles":["etcd","controlplane"]}`); code != 201 {

@@ -48,6 +48,14 @@ type Options struct {
 	// (default 100 ms); NodeActiveAfter how long a registered node is "registering" (default
 	// 100 ms); DrainDuration how long a drain takes (default 100 ms).
 	ProvisionDeleteDelay, NodeActiveAfter, DrainDuration time.Duration
+	// RemoveDelay is how long a deleted project or project role template binding is still listed,
+	// with `removed` set, while Rancher's controllers run its finalizers (removal.go; default
+	// 100 ms).
+	RemoveDelay time.Duration
+	// ControllerDelay is how long after an object's create Rancher's controllers fill what they
+	// fill (controllers.go: a provisioning cluster's management id, its default registration
+	// token, a token's manifest URL and commands; default 50 ms).
+	ControllerDelay time.Duration
 	// ConnectedCheckInterval is how often an active imported cluster's agent is checked
 	// (GET http://not-used/ping through its steve session, clusterconnected.go; default 15 s,
 	// Rancher's); CleanupRetryInterval the wait between the three attempts at the cleanup Rancher
@@ -117,7 +125,7 @@ func New(o Options) *Server {
 	if o.PageSize <= 0 {
 		o.PageSize = 1000
 	}
-	for _, d := range []*time.Duration{&o.ProvisionDeleteDelay, &o.NodeActiveAfter, &o.DrainDuration} {
+	for _, d := range []*time.Duration{&o.ProvisionDeleteDelay, &o.NodeActiveAfter, &o.DrainDuration, &o.RemoveDelay} {
 		if *d <= 0 {
 			*d = 100 * time.Millisecond
 		}
@@ -136,6 +144,9 @@ func New(o Options) *Server {
 	}
 	if o.NamespaceDelay == 0 {
 		o.NamespaceDelay = 50 * time.Millisecond
+	}
+	if o.ControllerDelay == 0 {
+		o.ControllerDelay = 50 * time.Millisecond
 	}
 	s := &Server{opts: o, st: newState(o), calls: map[string]int{}, tokens: map[string]*Token{},
 		prov: map[string]*provCluster{}, nodes: map[string]*simNode{}, crtbs: map[string]*crtb{}, hung: map[string]bool{},

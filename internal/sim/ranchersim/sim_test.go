@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waldur/site-agent/internal/testenv/kubeenv"
 )
@@ -183,7 +184,8 @@ func TestListsFiltersAndPages(t *testing.T) {
 		t.Fatalf("name filter: %d", n)
 	}
 	_, body, _ = c.do("GET", "/v3/projects?limit=-1", "")
-	if n := len(body["data"].([]any)); n != 4 || body["pagination"].(map[string]any)["next"] != nil {
+	// the four, and the cluster's Default and System projects (removal.go)
+	if n := len(body["data"].([]any)); n != 6 || body["pagination"].(map[string]any)["next"] != nil {
 		t.Fatalf("limit=-1: %d %v", n, body["pagination"])
 	}
 	var seen int
@@ -197,7 +199,7 @@ func TestListsFiltersAndPages(t *testing.T) {
 			t.Fatal("pagination does not end")
 		}
 	}
-	if seen != 4 {
+	if seen != 6 {
 		t.Fatalf("pages gave %d projects", seen)
 	}
 	c.do("GET", "/v3/projects?clusterID="+cluster, "")
@@ -239,6 +241,56 @@ func TestBindingValidation(t *testing.T) {
 	}
 	if len(s.Bindings()) != 0 {
 		t.Fatal("bindings outlive their project")
+	}
+}
+
+// Deleting a binding or a project only starts its removal, as in Rancher v2.12.0: both stay
+// listed, with `removed` (and the project as "removing"), for RemoveDelay, then are gone — the
+// project with its bindings. The creator of a project gets a project-owner binding; every
+// cluster has a Default and a System project.
+func TestRemovalTakesAWhile(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	s, c := newSim(t, Options{RemoveDelay: delay})
+	_, p, _ := c.do("POST", "/v3/projects", `{"name":"p","clusterId":"`+cluster+`"}`)
+	pid := p["id"].(string)
+	_, list, _ := c.do("GET", "/v3/projectroletemplatebindings?projectId="+url.QueryEscape(pid), "")
+	if d := list["data"].([]any); len(d) != 1 || d[0].(map[string]any)["roleTemplateId"] != "project-owner" || d[0].(map[string]any)["userId"] != simUserID {
+		t.Fatalf("the creator's binding: %v", list["data"])
+	}
+	_, b, _ := c.do("POST", "/v3/projectroletemplatebindings",
+		`{"projectId":"`+pid+`","roleTemplateId":"workloads-manage","groupPrincipalId":"keycloakoidc_group://g"}`)
+	bid := b["id"].(string)
+	if code, out, _ := c.do("DELETE", "/v3/projectroletemplatebindings/"+bid, ""); code != 200 || out["removed"] == nil {
+		t.Fatalf("delete binding: %d %v", code, out)
+	}
+	_, list, _ = c.do("GET", "/v3/projectroletemplatebindings?groupPrincipalId=keycloakoidc_group://g", "")
+	if d := list["data"].([]any); len(d) != 1 || d[0].(map[string]any)["removed"] == nil || d[0].(map[string]any)["state"] != nil {
+		t.Fatalf("a binding being deleted is listed with removed (and no state): %v", list["data"])
+	}
+	if code, out, _ := c.do("DELETE", "/v3/projects/"+pid, ""); code != 200 || out["state"] != "removing" {
+		t.Fatalf("delete project: %d %v", code, out)
+	}
+	if code, out, _ := c.do("GET", "/v3/projects/"+pid, ""); code != 200 || out["state"] != "removing" || out["removed"] == nil {
+		t.Fatalf("a project being deleted: %d %v", code, out)
+	}
+	if len(s.Projects()) != 0 || len(s.Bindings()) != 0 {
+		t.Fatalf("the inspectors show what is being deleted: %v %v", s.Projects(), s.Bindings())
+	}
+	time.Sleep(delay + 50*time.Millisecond)
+	if code, _, _ := c.do("GET", "/v3/projects/"+pid, ""); code != 404 {
+		t.Fatalf("the project after its removal: %d", code)
+	}
+	_, list, _ = c.do("GET", "/v3/projectroletemplatebindings", "")
+	if d := list["data"].([]any); len(d) != 0 {
+		t.Fatalf("bindings after the project's removal: %v", d)
+	}
+	_, list, _ = c.do("GET", "/v3/projects?clusterId="+cluster, "")
+	var names []string
+	for _, d := range list["data"].([]any) {
+		names = append(names, d.(map[string]any)["name"].(string))
+	}
+	if !slices.Equal(names, []string{"Default", "System"}) && !slices.Equal(names, []string{"System", "Default"}) {
+		t.Fatalf("the cluster's own projects: %v", names)
 	}
 }
 

@@ -18,6 +18,9 @@ type Project struct {
 	Annotations map[string]string
 	Labels      map[string]string
 	Created     time.Time
+
+	builtin  bool      // the cluster's Default or System project (removal.go)
+	removing time.Time // when it was deleted (removal.go); zero while it lives
 }
 
 // Binding is a simulated projectRoleTemplateBinding.
@@ -31,6 +34,9 @@ type Binding struct {
 	UserID           string
 	UserPrincipalID  string
 	Created          time.Time
+
+	rancherMade bool      // made by Rancher itself: the creator's binding (removal.go)
+	removing    time.Time // when it was deleted (removal.go); zero while it lives
 }
 
 // Cluster is a simulated downstream cluster.
@@ -53,6 +59,7 @@ func newState(o Options) *state {
 		roles: map[string]bool{}, rng: rand.New(rand.NewSource(o.Seed))}
 	for _, id := range o.Clusters {
 		st.clusters[id] = &Cluster{ID: id, Name: "cluster-" + strings.TrimPrefix(id, "c-"), State: "active"}
+		st.addClusterProjects(id)
 	}
 	for _, r := range o.RoleTemplates {
 		st.roles[r] = true
@@ -100,18 +107,23 @@ func clone(p *Project) Project {
 	return c
 }
 
-// renderProject is the project as the v3 API shows it.
+// renderProject is the project as the v3 API shows it (v2.12.0: namespaceId null; a project
+// being deleted has state "removing" and `removed`, removal.go).
 func renderProject(base string, p *Project) map[string]any {
 	self := base + "/v3/projects/" + p.ID
-	return map[string]any{
+	out := map[string]any{
 		"id": p.ID, "type": "project", "baseType": "project", "name": p.Name, "clusterId": p.ClusterID,
-		"namespaceId": p.ClusterID, "description": p.Description, "annotations": nonNil(p.Annotations),
+		"namespaceId": nil, "description": p.Description, "annotations": nonNil(p.Annotations),
 		"labels": nonNil(p.Labels), "state": "active", "transitioning": "no", "uuid": uuidOf(p.ID),
 		"created": p.Created.UTC().Format(time.RFC3339), "createdTS": p.Created.UnixMilli(), "resourceQuota": nil,
 		"links": map[string]string{"self": self, "update": self, "remove": self,
 			"projectRoleTemplateBindings": base + "/v3/projects/" + p.ID + "/projectroletemplatebindings"},
 		"actions": map[string]string{},
 	}
+	if !p.removing.IsZero() {
+		out["state"], out["transitioning"], out["removed"] = "removing", "yes", p.removing.UTC().Format(time.RFC3339)
+	}
+	return out
 }
 
 func renderBinding(base string, b *Binding) map[string]any {
@@ -121,8 +133,12 @@ func renderBinding(base string, b *Binding) map[string]any {
 		"namespaceId": strings.SplitN(b.ID, ":", 2)[0], "projectId": b.ProjectID, "roleTemplateId": b.RoleTemplateID,
 		"groupPrincipalId": nilIfEmpty(b.GroupPrincipalID), "groupId": nilIfEmpty(b.GroupID), "userId": nilIfEmpty(b.UserID),
 		"userPrincipalId": nilIfEmpty(b.UserPrincipalID), "created": b.Created.UTC().Format(time.RFC3339),
-		"uuid": uuidOf(b.ID), "state": "active",
+		"uuid":  uuidOf(b.ID),
 		"links": map[string]string{"self": self, "remove": self}, "actions": map[string]string{},
+	}
+	// v2.12.0 renders no state for bindings; one being deleted has `removed` (removal.go).
+	if !b.removing.IsZero() {
+		out["removed"] = b.removing.UTC().Format(time.RFC3339)
 	}
 	return out
 }

@@ -17,7 +17,7 @@ import (
 // overrides it).
 const DefaultStateDir = "/var/tmp/site-agent-rancher"
 
-// EnvDisabled set to 0 says the real Rancher is not available on this machine (no source).
+// EnvDisabled set to 0 leaves the real Rancher out: no source, or not running in this step.
 const EnvDisabled = "SITE_AGENT_RANCHER"
 
 // Env is the loopback Rancher started by up.sh.
@@ -49,7 +49,7 @@ func Load(t testing.TB) *Env {
 		t.Skip("rancherenv: " + err.Error())
 	}
 	if os.Getenv(EnvDisabled) == "0" {
-		t.Skip("rancherenv: no real Rancher on this machine (" + EnvDisabled + "=0: scripts/rancher/build.sh found no source)")
+		t.Skip("rancherenv: the real Rancher is left out (" + EnvDisabled + "=0: scripts/test-real.sh sets it outside its Rancher step, or when scripts/rancher/build.sh found no source)")
 	}
 	e, err := LoadFile(EnvFile())
 	if errors.Is(err, fs.ErrNotExist) {

@@ -308,17 +308,30 @@ func (r rancherPort) DeleteNode(ctx context.Context, _ rke2.RancherCluster, id s
 
 // Capacity implements rke2.Rancher.
 func (r rancherPort) Capacity(ctx context.Context, rc rke2.RancherCluster) (rke2.Capacity, error) {
-	c, err := r.c.ClusterCapacity(ctx, rc.ManagementID)
+	id, err := managed(rc)
+	if err != nil {
+		return rke2.Capacity{}, err
+	}
+	c, err := r.c.ClusterCapacity(ctx, id)
 	return rke2.Capacity(c), err
 }
 
-// BindGroup implements rke2.Rancher.
+// BindGroup implements rke2.Rancher: failure.ErrNotReady until Rancher has made the management
+// cluster (its create answer has no id; v2.12.0 names it a moment later), where a binding with
+// no cluster id would be refused for good (422).
 func (r rancherPort) BindGroup(ctx context.Context, rc rke2.RancherCluster, principal, role string) error {
-	return r.c.BindClusterGroup(ctx, rc.ManagementID, principal, role)
+	id, err := managed(rc)
+	if err != nil {
+		return err
+	}
+	return r.c.BindClusterGroup(ctx, id, principal, role)
 }
 
-// UnbindGroups implements rke2.Rancher.
+// UnbindGroups implements rke2.Rancher (nothing to unbind without a management cluster).
 func (r rancherPort) UnbindGroups(ctx context.Context, rc rke2.RancherCluster, principals []string) error {
+	if rc.ManagementID == "" {
+		return nil
+	}
 	return r.c.UnbindClusterGroups(ctx, rc.ManagementID, principals)
 }
 
@@ -331,7 +344,39 @@ func (r rancherPort) Diagnose(ctx context.Context) []backends.Check {
 		return backends.Check{Name: name, OK: true, Detail: r.c.URL() + path}
 	}
 	return []backends.Check{check("rancher v3 api", "/v3/clusters?limit=1", r.c.PingV3),
-		check("rancher v1 provisioning api", "/v1/provisioning.cattle.io.clusters/fleet-default", r.c.PingV1)}
+		check("rancher v1 provisioning api", "/v1/provisioning.cattle.io.clusters/fleet-default", r.c.PingV1), r.rightsCheck(ctx)}
+}
+
+// provRights are what the backend needs on every provisioning cluster in fleet-default: make
+// them, find one by its resource label, and tell whose a name is. (A cluster's creator owns it,
+// so updating and deleting its own need nothing more; Rancher's standard users may create
+// clusters but not read others'.)
+var provRights = []rancherapi.Access{
+	{Verb: "create", Group: "provisioning.cattle.io", Resource: "clusters", Namespace: "fleet-default"},
+	{Verb: "list", Group: "provisioning.cattle.io", Resource: "clusters", Namespace: "fleet-default"},
+	{Verb: "get", Group: "provisioning.cattle.io", Resource: "clusters", Namespace: "fleet-default"},
+}
+
+// rightsCheck asks Rancher's own cluster `local`, where provisioning clusters are Kubernetes
+// objects, whether the key's user has provRights (SelfSubjectAccessReviews through the proxy,
+// which any key may ask).
+func (r rancherPort) rightsCheck(ctx context.Context) backends.Check {
+	names := func(l []rancherapi.Access) string {
+		out := make([]string, len(l))
+		for i, a := range l {
+			out[i] = a.String()
+		}
+		return strings.Join(out, ", ")
+	}
+	denied, err := r.c.Denied(ctx, "local", provRights)
+	switch {
+	case err != nil:
+		return backends.Check{Name: "rancher rights", Detail: err.Error()}
+	case len(denied) > 0:
+		return backends.Check{Name: "rancher rights", Detail: "the key's user may not " + names(denied) +
+			" (Rancher's standard users may create clusters but not see others'; give it a global role that may manage every cluster)"}
+	}
+	return backends.Check{Name: "rancher rights", OK: true, Detail: names(provRights)}
 }
 
 // SetK8sVersion implements rke2.Rancher. A provisioned cluster: spec.kubernetesVersion and

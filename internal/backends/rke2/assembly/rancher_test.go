@@ -74,6 +74,19 @@ func registration(t *testing.T, c rancherPort, rc rke2.RancherCluster) rke2.Regi
 	return reg
 }
 
+// managedCluster waits until Rancher has made the cluster's management cluster (a moment after
+// the provisioning cluster's create: the create answer has no status).
+func managedCluster(t *testing.T, c rancherPort, ref rke2.ClusterRef) rke2.RancherCluster {
+	t.Helper()
+	var rc rke2.RancherCluster
+	waitFor(t, "the management cluster of "+ref.Name, func() bool {
+		var err error
+		rc, err = c.Cluster(context.Background(), ref)
+		return err == nil && rc.ManagementID != ""
+	})
+	return rc
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for start := time.Now(); !cond(); time.Sleep(5 * time.Millisecond) {
@@ -92,8 +105,15 @@ func TestClusterLifecycle(t *testing.T) {
 	ref := rke2.ClusterRef{UUID: uuid, Name: "prod"}
 	spec := rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1", CNI: "cilium", DataDir: "/opt/rke2_storage"}
 	rc, err := c.EnsureCluster(ctx, ref, spec)
-	if err != nil || rc.ManagementID == "" || !strings.HasPrefix(rc.ManagementID, "c-m-") {
-		t.Fatalf("ensure: %+v %v", rc, err)
+	if err != nil || rc.ManagementID != "" {
+		t.Fatalf("ensure (the management cluster comes a moment later): %+v %v", rc, err)
+	}
+	if err := c.BindGroup(ctx, rc, "keycloakoidc_group://early", "cluster-owner"); !errors.Is(err, failure.ErrNotReady) {
+		t.Fatalf("a binding before the management cluster: %v, want not ready", err)
+	}
+	rc = managedCluster(t, c, ref)
+	if !strings.HasPrefix(rc.ManagementID, "c-m-") {
+		t.Fatalf("management id %q", rc.ManagementID)
 	}
 	again, err := c.EnsureCluster(ctx, ref, spec)
 	if err != nil || again.ManagementID != rc.ManagementID {
@@ -190,6 +210,10 @@ func TestFaultsAreRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the management cluster", func() bool {
+		rc, err = c.Cluster(ctx, ref)
+		return err == nil && rc.ManagementID != ""
+	})
 	for range 5 {
 		if err := c.BindGroup(ctx, rc, "keycloakoidc_group://g", "cluster-member"); err != nil && !failure.IsTransient(err) {
 			t.Fatal(err)
@@ -228,10 +252,11 @@ func TestClusterOwner(t *testing.T) {
 func TestKubeconfig(t *testing.T) {
 	ctx := context.Background()
 	sim, c, base := newSim(t)
-	rc, err := c.EnsureCluster(ctx, rke2.ClusterRef{UUID: uuid, Name: "prod"}, rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1"})
-	if err != nil {
+	ref := rke2.ClusterRef{UUID: uuid, Name: "prod"}
+	if _, err := c.EnsureCluster(ctx, ref, rke2.ProvisionSpec{K8sVersion: "v1.31.7+rke2r1"}); err != nil {
 		t.Fatal(err)
 	}
+	rc := managedCluster(t, c, ref)
 	kc, err := c.Kubeconfig(ctx, rc)
 	if err != nil {
 		t.Fatal(err)
@@ -244,5 +269,25 @@ func TestKubeconfig(t *testing.T) {
 	}
 	if _, err := c.Kubeconfig(ctx, rke2.RancherCluster{Name: "gone", ManagementID: "c-m-nothere"}); !errors.Is(err, failure.ErrNotFound) {
 		t.Fatalf("unknown cluster: %v", err)
+	}
+}
+
+// TestDiagnose: the v3 and v1 APIs answer the key, and the key's rights on provisioning clusters
+// are asked of Rancher's own cluster (the simulator's key acts for an administrator; the real
+// Rancher's restricted keys: rancher_real_test.go).
+func TestDiagnose(t *testing.T) {
+	sim, c, _ := newSim(t)
+	lines := map[string]bool{}
+	for _, l := range c.Diagnose(context.Background()) {
+		lines[l.Name] = l.OK
+		if !l.OK {
+			t.Errorf("%s: %s", l.Name, l.Detail)
+		}
+	}
+	if len(lines) != 3 || !lines["rancher rights"] {
+		t.Fatalf("lines %v", lines)
+	}
+	if got := sim.Calls()["k8s.POST"]; got != len(provRights) {
+		t.Fatalf("%d access reviews, want %d", got, len(provRights))
 	}
 }
