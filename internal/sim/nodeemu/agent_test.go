@@ -24,8 +24,9 @@ func importedCluster(t *testing.T, srv *httptest.Server, sim *ranchersim.Server,
 	}
 	post(t, srv.URL+"/v1/provisioning.cattle.io.clusters/fleet-default", sim.Token(), map[string]any{"metadata": map[string]any{"name": name}, "spec": spec}, &prov)
 	var crt struct{ ManifestURL string }
-	postToken(t, srv.URL, sim.Token(), prov.Status.ClusterName, &crt)
-	return prov.Status.ClusterName, crt.ManifestURL
+	cid := managementID(t, srv.URL, sim.Token(), name)
+	postToken(t, srv.URL, sim.Token(), cid, &crt)
+	return cid, crt.ManifestURL
 }
 
 func rancherNodes(sim *ranchersim.Server, cid string) map[string]string {
@@ -44,7 +45,7 @@ func rancherNodes(sim *ranchersim.Server, cid string) map[string]string {
 // a tampered manifest and a provisioned cluster's manifest are refused.
 func TestImportedClusterReportsNodes(t *testing.T) {
 	ctx := context.Background()
-	sim := ranchersim.New(ranchersim.Options{Seed: 5, NodeActiveAfter: time.Millisecond})
+	sim := ranchersim.New(ranchersim.Options{Seed: 5, NodeActiveAfter: time.Millisecond, ControllerDelay: -1}) // its controllers at once: these tests read the create's answers
 	srv := httptest.NewServer(sim)
 	defer srv.Close()
 	hc := http.DefaultClient

@@ -29,6 +29,31 @@ func post(t *testing.T, url, token string, in any, out any) int {
 	return resp.StatusCode
 }
 
+// managementID waits for a provisioning cluster's management cluster: Rancher names it after
+// the create has answered (ranchersim controllers.go).
+func managementID(t *testing.T, base, token, name string) string {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/provisioning.cattle.io.clusters/fleet-default/"+name, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prov struct {
+			Status struct{ ClusterName string } `json:"status"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&prov)
+		resp.Body.Close()
+		if prov.Status.ClusterName != "" {
+			return prov.Status.ClusterName
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("no management cluster for %s", name)
+		}
+	}
+}
+
 // postToken creates the cluster's registration token, posting again while Rancher answers 404
 // because the cluster's namespace is not there yet.
 func postToken(t *testing.T, base, token, clusterID string, out any) {
@@ -48,7 +73,7 @@ func postToken(t *testing.T, base, token, clusterID string, out any) {
 // registers with the cluster's registration token under its name, roles and inventory
 // labels; a wrong token is refused.
 func TestRegisterWithRancher(t *testing.T) {
-	sim := ranchersim.New(ranchersim.Options{Seed: 2})
+	sim := ranchersim.New(ranchersim.Options{Seed: 2, ControllerDelay: -1}) // its controllers at once: the test reads the create's answer
 	srv := httptest.NewServer(sim)
 	defer srv.Close()
 	var prov struct {
@@ -57,6 +82,7 @@ func TestRegisterWithRancher(t *testing.T) {
 	post(t, srv.URL+"/v1/provisioning.cattle.io.clusters/fleet-default", sim.Token(), map[string]any{
 		"metadata": map[string]any{"name": "prod"}, "spec": map[string]any{"kubernetesVersion": "v1.31.7+rke2r1", "rkeConfig": map[string]any{}}}, &prov)
 	var crt struct{ Token string }
+	prov.Status.ClusterName = managementID(t, srv.URL, sim.Token(), "prod")
 	postToken(t, srv.URL, sim.Token(), prov.Status.ClusterName, &crt)
 	b := golden(t, "rancher-server-initial.yaml")
 	if !strings.HasPrefix(b.RancherURL, "https://") {

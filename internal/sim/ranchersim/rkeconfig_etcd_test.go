@@ -46,7 +46,7 @@ func TestEtcdS3CredentialGatesThePlan(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("create: %d %v", code, body)
 	}
-	cid := body["status"].(map[string]any)["clusterName"].(string)
+	cid := managementID(t, c, "bk")
 	token := postToken(t, c, cid)["token"].(string)
 	agent := &client{t: t, base: c.base, auth: "Bearer " + token}
 	if code, _, _ := agent.do("POST", RegisterEndpoint, `{"nodeName":"bk-server-0","roles":["etcd","controlplane"]}`); code != 201 {

@@ -39,7 +39,7 @@ func TestProvisionedClusterUpgrade(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("create: %d %v", code, prov)
 	}
-	cid := prov["status"].(map[string]any)["clusterName"].(string)
+	cid := managementID(t, c, "up")
 	agent := &client{t: t, base: c.base, auth: "Bearer " + postToken(t, c, cid)["token"].(string)}
 	for _, n := range []string{`"up-server-0","roles":["etcd","controlplane"]`, `"up-server-1","roles":["etcd","controlplane"]`,
 		`"up-agent-0","roles":["worker"]`, `"up-agent-1","roles":["worker"]`} {
