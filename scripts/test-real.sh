@@ -32,8 +32,9 @@
 #     backend, the rke2 backend's Rancher port and their diagnostics. The Rancher module is not on
 #     the module proxy: without its source (RANCHER_SRC, the cache, or github.com) these tests
 #     are skipped with a loud notice saying how to provide it, and the run stays green;
-#   - a soak: the tunnel, leader and stomp packages 20 times each, two copies at once under
-#     -race (their timing-sensitive tests must not flake under load); SOAK=0 leaves it out.
+#   - a soak: the tunnel, leader and stomp packages SOAK_COUNT times each (default 3; use 20
+#     before landing a new concurrent test), two copies at once under -race (their
+#     timing-sensitive tests must not flake under load); SOAK=0 leaves it out.
 # Tests run with SITE_AGENT_REQUIRE_REAL=1: a missing server fails instead of skipping.
 # OPENSTACK=0 / KUBE=0 / VAULT=0 / CONTAINER=0 / HELM=0 / RABBITMQ=0 / DEB=0 / CLOUDINIT=0 / CHROMIUM=0 /
 # RKE2WORLD=0 / RANCHER=0 leave a part out (e.g. on a machine without root). HELM, RANCHER and RKE2WORLD
@@ -255,12 +256,13 @@ if [ "${SOAK:-1}" = 1 ]; then
   soak=(./internal/vclusters/tunnel/)
   [ "${KUBE:-1}" = 1 ] && soak+=(./internal/leader/)
   [ -n "$rmq_pid" ] && soak+=(./internal/stomp/)
-  log "soak: ${soak[*]} -count=20, two copies at once ($(elapsed))"
+  soak_count="${SOAK_COUNT:-3}"
+  log "soak: ${soak[*]} -count=$soak_count, two copies at once ($(elapsed))"
   soak_t0=$(date +%s)
   go test -race -count=1 -run '^$' "${soak[@]}" >/dev/null # build once, then run twice at once
   pids=()
   for copy in 1 2; do
-    nice -n 5 go test -race -count=20 -p 1 -timeout 30m "${soak[@]}" >"/tmp/site-agent-soak-$copy.log" 2>&1 &
+    nice -n 5 go test -race -count="$soak_count" -p 1 -timeout 30m "${soak[@]}" >"/tmp/site-agent-soak-$copy.log" 2>&1 &
     pids+=($!)
   done
   soak_failed=0
