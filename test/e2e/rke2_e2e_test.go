@@ -46,6 +46,14 @@ func (w *rke2World) order(o waldursim.Order) waldursim.Order {
 }
 
 // explainOnFailure logs the agent's last lines and what the simulators hold when t fails.
+// createOrder3Plus2 publishes the Create order of a 3 + 2 cluster (agents m1.large with a 20 GiB
+// data volume).
+func (w *rke2World) createOrder3Plus2() waldursim.Order {
+	return w.order(waldursim.Order{Type: waldursim.OrderCreate, PlanUUID: w.offering.Plans[0].UUID,
+		Limits:     map[string]float64{"server_nodes": 3, "worker_nodes": 2},
+		Attributes: map[string]any{"name": rke2Cluster, "worker_nodes_count": 2, "worker_nodes_flavor_name": "m1.large", "worker_nodes_data_volume_size": 20480}})
+}
+
 func (w *rke2World) explainOnFailure(t testing.TB, p *proc) {
 	t.Cleanup(func() {
 		if !t.Failed() {

@@ -15,9 +15,7 @@ import (
 // first, then the agents two at a time (upgrade_agent_batch 2).
 func TestRKE2UpgradeOrder(t *testing.T) {
 	w := newRKE2World(t, withSettings("upgrade_agent_batch: 2\n"))
-	create := w.order(waldursim.Order{Type: waldursim.OrderCreate, PlanUUID: w.offering.Plans[0].UUID,
-		Limits:     map[string]float64{"server_nodes": 3, "worker_nodes": 2},
-		Attributes: map[string]any{"name": rke2Cluster, "worker_nodes_count": 2, "worker_nodes_flavor_name": "m1.large", "worker_nodes_data_volume_size": 20480}})
+	create := w.createOrder3Plus2()
 	p := w.start("-m", "order_process", "-c", w.config, "--period", "200ms")
 	w.explainOnFailure(t, p)
 	got := w.waitOrder(t, p, create, "the 3 + 2 cluster", 90*time.Second)
