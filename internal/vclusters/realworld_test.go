@@ -101,6 +101,26 @@ func (w *realWorld) connected(limit time.Duration, names ...string) {
 	})
 }
 
+// requested waits (up to limit) until Rancher's totals for each cluster count its 3 Nodes and
+// 10 Pods. They come from the Nodes' pod-requests annotations, which the tool writes after setup
+// and again every pod_resources_interval: a Pod bound after the first write is counted at the
+// next one.
+func (w *realWorld) requested(limit time.Duration, names ...string) {
+	w.t.Helper()
+	for _, name := range names {
+		for deadline := time.Now().Add(limit); ; time.Sleep(200 * time.Millisecond) {
+			info, _ := w.sim.ClusterByName(name)
+			r := info.Requested
+			if info.Nodes == 3 && info.Capacity["cpu"] == "48" && r["cpu"] == "1" && r["memory"] == "1280Mi" && r["pods"] == "10" {
+				break
+			}
+			if time.Now().After(deadline) {
+				w.t.Fatalf("%s in rancher after %s: nodes %d capacity %v requested %v", name, limit, info.Nodes, info.Capacity, r)
+			}
+		}
+	}
+}
+
 // rancher sends a request to the simulator with its API key and decodes the JSON answer.
 func (w *realWorld) rancher(method, path string, out any) int {
 	w.t.Helper()

@@ -54,20 +54,7 @@ func TestRealHundredClustersWithTheRancherBackend(t *testing.T) {
 	w.create(names...)
 	w.connected(5*time.Minute, names...)
 	t.Logf("%d clusters created and connected in %s", n, time.Since(began).Round(time.Millisecond))
-	// Rancher's requested totals come from the Nodes' pod-requests annotations, which the tool
-	// writes every pod_resources_interval (2 s here): a Pod started after the last write is
-	// counted at the next one.
-	for _, name := range names {
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-			info, _ := w.sim.ClusterByName(name)
-			if info.Nodes == 3 && info.Capacity["cpu"] == "48" && info.Requested["cpu"] == "1" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s in rancher: %+v", name, info)
-			}
-		}
-	}
+	w.requested(30*time.Second, names...)
 
 	began = time.Now()
 	g, ctx := errgroup.WithContext(context.Background())
