@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -233,5 +234,44 @@ func TestStatusConcurrentUse(t *testing.T) {
 	wg.Wait()
 	if snap := s.Snapshot(); len(snap.Offerings[0].InFlight) != 0 || snap.Offerings[0].Modes[0].Cycles != 800 {
 		t.Fatalf("%+v", snap.Offerings[0])
+	}
+}
+
+// Names, messages and identities come from Waldur, upstreams and the Lease: whatever they hold,
+// the page's markup is its own (only the page's tags, no attribute opened by a value) and the
+// values show as text.
+func TestStatusPageEscapesHostileValues(t *testing.T) {
+	s, now := clocked()
+	hostile := `"><script>alert(1)</script><img src=x onerror='alert(2)'> & a+b`
+	s.Declare("order_process", time.Minute, uuidA, hostile)
+	s.CycleFinished("order_process", uuidA, *now, time.Second, errors.New("upstream said "+hostile))
+	s.OrderStarted(uuidA, OrderView{UUID: `o"1`, Type: "<b>Create</b>", ResourceUUID: `r' x='y`, ResourceName: hostile})
+	s.Upstream(uuidA, "waldur", true, hostile)
+	s.Listener(uuidA, `order"><i>`, true)
+	s.Error(uuidA, "<order>", hostile)
+	s.SetLeader(func() Leader { return Leader{Election: true, Identity: hostile, Holder: `</code><script>`} })
+	page := get(t, StatusHTML(s))
+	allowed := map[string]bool{"html": true, "head": true, "meta": true, "title": true, "style": true, "body": true, "header": true,
+		"h1": true, "h2": true, "span": true, "a": true, "main": true, "section": true, "p": true, "b": true, "code": true,
+		"table": true, "thead": true, "tbody": true, "tr": true, "th": true, "td": true}
+	for _, m := range regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)`).FindAllStringSubmatch(page, -1) {
+		if !allowed[strings.ToLower(m[2])] {
+			t.Errorf("the page holds a <%s%s> tag", m[1], m[2])
+		}
+	}
+	for _, bad := range []string{`"><script`, `onerror='`, ` x='y`, `<script`, `<img`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q unescaped", bad)
+		}
+	}
+	escaped := `&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=&#39;alert(2)&#39;&gt; &amp; a+b`
+	if n := strings.Count(page, escaped); n < 6 { // name ×2 (section, degraded), error, order, upstream, identity, last errors
+		t.Errorf("the hostile text shows escaped %d times, want ≥ 6", n)
+	}
+	for _, want := range []string{`<code>o&#34;1</code>`, `&lt;b&gt;Create&lt;/b&gt;`, `<code>r&#39; x=&#39;y</code>`, `order&#34;&gt;&lt;i&gt;`,
+		`<code>&lt;/code&gt;&lt;script&gt;</code>`, `&lt;order&gt;`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
 	}
 }
