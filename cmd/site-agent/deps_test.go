@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -117,3 +120,48 @@ func TestBackendsLinkNoTemplateExecutor(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseKeepsNoMethodForReflection keeps the linker's dead-code elimination of methods in
+// the release binary: once a reachable function calls reflect's Method or MethodByName (as
+// executing a text/template or html/template does), the linker keeps every exported method of
+// every reachable type (golang/go#62257), 5 MB of binary and of idle memory. The linker marks
+// such a function <ReflectMethod> in its -dumpdep output. html/template is not linked at all;
+// text/template only because cobra imports it, whose usage, help and version output run
+// without it as long as no SetUsageTemplate, SetHelpTemplate or SetVersionTemplate is called.
+func TestReleaseKeepsNoMethodForReflection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if f[0] == "html/template" || slices.Contains(f[1:], "html/template") ||
+			(slices.Contains(f[1:], "text/template") && f[0] != "github.com/spf13/cobra" && f[0] != "html/template") {
+			t.Errorf("%s imports a template executor", f[0])
+		}
+	}
+	if testing.Short() {
+		t.Skip("-short: the release binary is not linked")
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -dumpdep", "-o", filepath.Join(t.TempDir(), "site-agent"), ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	var deps bytes.Buffer
+	cmd.Stderr = &deps // -dumpdep writes "from -> to" for every edge the linker follows
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, tailOf(deps.String()))
+	}
+	edges := strings.Count(deps.String(), " -> ")
+	if edges < 10000 {
+		t.Fatalf("implausibly few reachability edges (%d): is -dumpdep still the linker's flag?", edges)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(deps.String(), "\n") {
+		if from, _, ok := strings.Cut(line, " <ReflectMethod> -> "); ok && !seen[from] {
+			seen[from] = true
+			t.Errorf("%s calls reflect's Method or MethodByName: the linker keeps every exported method", from)
+		}
+	}
+}
+
+// tailOf is the last 2,000 bytes of s.
+func tailOf(s string) string { return s[max(len(s)-2000, 0):] }

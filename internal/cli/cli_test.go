@@ -137,8 +137,10 @@ func TestVersion(t *testing.T) {
 			t.Errorf("stamped version lacks %q: %s", w, r.stdout)
 		}
 	}
-	if r := invoke("site-agent", "--version"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "site-agent 1.2.3 (commit 0123abc, built 2026-11-26T10:00:00Z, go1.") {
-		t.Errorf("--version: %+v", r)
+	for _, args := range [][]string{{"site-agent", "--version"}, {"site-agent", "--version", "extra"}, {"site-agent", "-m", "report", "--version"}} {
+		if r := invoke(args...); r.code != ExitOK || !strings.HasPrefix(r.stdout, "site-agent 1.2.3 (commit 0123abc, built 2026-11-26T10:00:00Z, go1.") {
+			t.Errorf("%v: %+v", args[1:], r)
+		}
 	}
 }
 

@@ -27,8 +27,8 @@ the simulator: go run ./cmd/site-agent-demo`
 // plus the wrapping program's extra commands.
 func (a *app) root(extra []Command) *cobra.Command {
 	root := a.agentCommand("site-agent [-m MODE] [-c FILE] [flags]", true)
-	root.Args = func(_ *cobra.Command, args []string) error {
-		if len(args) > 0 {
+	root.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 && !wantVersion(c) { // --version wins over arguments, as it did with cobra's
 			return fmt.Errorf("unknown command %q", args[0])
 		}
 		return nil
@@ -68,11 +68,26 @@ func (a *app) agentCommand(use string, top bool) *cobra.Command {
 	if top {
 		cmd.Short = "connect a provider's infrastructure to the Waldur marketplace"
 		cmd.Long = fmt.Sprintf(rootLong, modes.ModeOrderProcess, strings.Join(modes.Names(), ", "))
-		cmd.Version = Version
-		cmd.SetVersionTemplate("{{.Name}} " + versionLine() + "\n")
+		// --version is this command's flag, not cobra's (cmd.Version stays empty): cobra would print
+		// it through a Go template, and executing one makes the linker keep every exported method
+		// of the program (golang/go#62257).
 		cmd.Flags().Bool("version", false, "print the version and exit (the version command says more)") // no -v
+		run := cmd.RunE
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			if wantVersion(c) {
+				fmt.Fprintln(c.OutOrStdout(), c.Name()+" "+versionLine())
+				return nil
+			}
+			return run(c, args)
+		}
 	}
 	return cmd
+}
+
+// wantVersion reports whether --version was given.
+func wantVersion(c *cobra.Command) bool {
+	v, err := c.Flags().GetBool("version")
+	return err == nil && v
 }
 
 // commands are the subcommands of the release binary.
