@@ -4,16 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/waldur/site-agent/internal/sim/waldursim"
 )
 
 // BenchmarkFigures measures the footprint and throughput figures of the README on a release
@@ -89,50 +85,6 @@ func loadavg() string {
 }
 
 func msText(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
-
-// figureLaunch: launch → first request (any upstream; median and max of 20) and peak RSS
-// while idle, with the incumbent-style Rancher + Keycloak configuration of two offerings.
-func figureLaunch(b *testing.B, bin string, t *table) {
-	ck := newClock()
-	e := startRancherSims(b, nil, waldursim.Options{ValidateResponses: waldursim.Bool(false)}, ck.wrap)
-	e.writeRancherConfig(true)
-	var samples []time.Duration
-	for i := 0; i < 20; i++ {
-		ck.reset()
-		time.Sleep(50 * time.Millisecond) // let the previous process's exit settle
-		cmd := exec.Command(bin, "-m", "order_process", "-c", e.config, "--period", "1h")
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		select {
-		case <-ck.arrived:
-		case <-time.After(10 * time.Second):
-			b.Fatal("no request within 10 s of launch")
-		}
-		first, _, _ := ck.times()
-		samples = append(samples, first.Sub(start))
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
-	med := samples[len(samples)/2]
-	t.add("launch → first request, Rancher + Keycloak, 2 offerings (median / max of 20)",
-		msText(med)+" / "+msText(samples[len(samples)-1]), "≤ 20 ms")
-	t.metric(float64(med.Microseconds())/1000, "ms-launch-median")
-
-	ck.reset()
-	cmd := exec.Command(bin, "-m", "order_process", "-c", e.config, "--period", "300ms")
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	waitFor(b, 30*time.Second, "three idle cycles", func() bool { return e.sim.Calls()["marketplace_orders_list"] >= 6 })
-	v := procStatus(b, cmd.Process.Pid, "VmHWM", "VmRSS", "RssAnon", "RssFile")
-	t.add("peak RSS idle, same configuration, after 3 cycles (peak / current = heap and stacks + binary pages)",
-		fmt.Sprintf("%.1f / %.1f = %.1f + %.1f MiB", v[0], v[1], v[2], v[3]), "≤ 20 MiB")
-	t.metric(v[0], "MiB-peak-RSS-idle")
-}
 
 // figureDrain: n Create orders pending at launch, in-memory backend, Waldur with 1 ms latency;
 // time from launch until the last order is done, and Waldur requests per order (start-up
