@@ -70,9 +70,11 @@ func figureLaunch(b *testing.B, bin string, t *table) {
 		slices.Sort(fp[j].launches)
 		measureIdle(b, e, path, &fp[j])
 	}
-	cur, was := fp[0], "previous release not measured: "+fmt.Sprint(prevErr)
-	if prevErr == nil {
-		was = "previous release " + prevRelease[:7] + ": "
+	cur, was := fp[0], "previous release "+prevRelease[:7]+": "
+	if prevErr != nil { // one line in the table, the whole error in the log
+		b.Logf("previous release %s not measured: %v", prevRelease[:7], prevErr)
+		reason, _, _ := strings.Cut(prevErr.Error(), "\n")
+		was = "previous release " + prevRelease[:7] + " not measured: " + reason[:min(len(reason), 120)]
 	}
 	launch := func(f footprint) string {
 		return msText(f.launches[len(f.launches)/2]) + " / " + msText(f.launches[len(f.launches)-1])
