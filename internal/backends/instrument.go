@@ -10,30 +10,24 @@ type Observer func(operation string, took time.Duration, err error)
 
 // Instrument wraps every role of s so that obs sees each call.
 func Instrument(s Set, obs Observer) Set {
-	out := s
-	in := instr{obs}
-	if s.Provisioner != nil {
-		out.Provisioner = instrProvisioner{s.Provisioner, in}
-	}
-	if s.Members != nil {
-		out.Members = instrMembers{s.Members, in}
-	}
-	if s.Usage != nil {
-		out.Usage = instrUsage{s.Usage, in}
-	}
-	if s.Reconciler != nil {
-		out.Reconciler = instrReconciler{s.Reconciler, in}
-	}
-	if s.Status != nil {
-		out.Status = instrStatus{s.Status, in}
-	}
-	if s.Limits != nil {
-		out.Limits = instrLimits{s.Limits, in}
-	}
-	if s.Projects != nil {
-		out.Projects = instrProjects{s.Projects, in}
-	}
+	out, in := s, instr{obs}
+	out.Provisioner = wrap(s.Provisioner, func(r Provisioner) Provisioner { return instrProvisioner{r, in} })
+	out.Members = wrap(s.Members, func(r MembershipManager) MembershipManager { return instrMembers{r, in} })
+	out.Usage = wrap(s.Usage, func(r UsageReporter) UsageReporter { return instrUsage{r, in} })
+	out.Reconciler = wrap(s.Reconciler, func(r Reconciler) Reconciler { return instrReconciler{r, in} })
+	out.Status = wrap(s.Status, func(r StatusController) StatusController { return instrStatus{r, in} })
+	out.Limits = wrap(s.Limits, func(r LimitsReader) LimitsReader { return instrLimits{r, in} })
+	out.Projects = wrap(s.Projects, func(r ProjectSyncer) ProjectSyncer { return instrProjects{r, in} })
 	return out
+}
+
+// wrap returns w(role), or role itself when the backend lacks it (nil).
+func wrap[R comparable](role R, w func(R) R) R {
+	var none R
+	if role == none {
+		return role
+	}
+	return w(role)
 }
 
 type instr struct{ obs Observer }
@@ -45,18 +39,22 @@ func (i instr) track(op string, fn func() error) error {
 	return err
 }
 
+// tracked is track for calls that return a value.
+func tracked[T any](i instr, op string, fn func() (T, error)) (out T, err error) {
+	err = i.track(op, func() error { out, err = fn(); return err })
+	return out, err
+}
+
 type instrProvisioner struct {
 	p Provisioner
 	instr
 }
 
-func (w instrProvisioner) Create(ctx context.Context, req CreateRequest) (info Info, err error) {
-	err = w.track("create", func() error { info, err = w.p.Create(ctx, req); return err })
-	return info, err
+func (w instrProvisioner) Create(ctx context.Context, req CreateRequest) (Info, error) {
+	return tracked(w.instr, "create", func() (Info, error) { return w.p.Create(ctx, req) })
 }
-func (w instrProvisioner) Lookup(ctx context.Context, res Resource) (info Info, err error) {
-	err = w.track("lookup", func() error { info, err = w.p.Lookup(ctx, res); return err })
-	return info, err
+func (w instrProvisioner) Lookup(ctx context.Context, res Resource) (Info, error) {
+	return tracked(w.instr, "lookup", func() (Info, error) { return w.p.Lookup(ctx, res) })
 }
 func (w instrProvisioner) SetLimits(ctx context.Context, res Resource, q Quantities) error {
 	return w.track("set_limits", func() error { return w.p.SetLimits(ctx, res, q) })
@@ -70,9 +68,8 @@ type instrMembers struct {
 	instr
 }
 
-func (w instrMembers) Members(ctx context.Context, res Resource) (out []string, err error) {
-	err = w.track("members", func() error { out, err = w.m.Members(ctx, res); return err })
-	return out, err
+func (w instrMembers) Members(ctx context.Context, res Resource) ([]string, error) {
+	return tracked(w.instr, "members", func() ([]string, error) { return w.m.Members(ctx, res) })
 }
 func (w instrMembers) AddMembers(ctx context.Context, res Resource, ms []Member) error {
 	return w.track("add_members", func() error { return w.m.AddMembers(ctx, res, ms) })
@@ -86,9 +83,8 @@ type instrUsage struct {
 	instr
 }
 
-func (w instrUsage) Usage(ctx context.Context, rs []Resource, p Period, cur bool) (out map[string]Usage, err error) {
-	err = w.track("usage", func() error { out, err = w.u.Usage(ctx, rs, p, cur); return err })
-	return out, err
+func (w instrUsage) Usage(ctx context.Context, rs []Resource, p Period, cur bool) (map[string]Usage, error) {
+	return tracked(w.instr, "usage", func() (map[string]Usage, error) { return w.u.Usage(ctx, rs, p, cur) })
 }
 
 type instrReconciler struct {
@@ -120,9 +116,8 @@ type instrLimits struct {
 	instr
 }
 
-func (w instrLimits) Limits(ctx context.Context, res Resource) (out Quantities, err error) {
-	err = w.track("limits", func() error { out, err = w.l.Limits(ctx, res); return err })
-	return out, err
+func (w instrLimits) Limits(ctx context.Context, res Resource) (Quantities, error) {
+	return tracked(w.instr, "limits", func() (Quantities, error) { return w.l.Limits(ctx, res) })
 }
 
 type instrProjects struct {
@@ -131,7 +126,6 @@ type instrProjects struct {
 }
 
 func (w instrProjects) WantsResourceGrants() bool { return w.p.WantsResourceGrants() }
-func (w instrProjects) SyncProjects(ctx context.Context, req ProjectSync) (out ProjectReport, err error) {
-	err = w.track("sync_projects", func() error { out, err = w.p.SyncProjects(ctx, req); return err })
-	return out, err
+func (w instrProjects) SyncProjects(ctx context.Context, req ProjectSync) (ProjectReport, error) {
+	return tracked(w.instr, "sync_projects", func() (ProjectReport, error) { return w.p.SyncProjects(ctx, req) })
 }

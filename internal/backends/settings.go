@@ -48,7 +48,7 @@ func DecodeSettings(in Settings, out any) (warnings []string, err error) {
 		Metadata:         &md,
 		TagName:          "mapstructure",
 		WeaklyTypedInput: false,
-		DecodeHook:       mapstructure.ComposeDecodeHookFunc(secretHook, boolHook, mapstructure.StringToTimeDurationHookFunc()),
+		DecodeHook:       mapstructure.ComposeDecodeHookFunc(secret.DecodeHook, boolHook, mapstructure.StringToTimeDurationHookFunc()),
 	})
 	if err != nil {
 		return nil, err
@@ -68,16 +68,6 @@ func DecodeSettings(in Settings, out any) (warnings []string, err error) {
 	}
 	sort.Strings(warnings)
 	return warnings, nil
-}
-
-func secretHook(from, to reflect.Type, data any) (any, error) {
-	if to != secret.Type {
-		return data, nil
-	}
-	if from.Kind() != reflect.String {
-		return nil, fmt.Errorf("expected a string, got %s", from.Kind())
-	}
-	return secret.New(data.(string)), nil
 }
 
 // boolHook reads yes/no, on/off and the like into boolean fields (and *bool ones, whose

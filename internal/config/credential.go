@@ -22,18 +22,13 @@ const credentialsDirEnv = "CREDENTIALS_DIRECTORY"
 // credential's content without a trailing newline. Each value is registered with the secret
 // scrubber. Problems name the key that holds the reference.
 func resolveCredentials(raw map[string]any, environ func() []string) *Error {
-	refs := map[string][]string{} // reference → keys using it
-	walkStrings(raw, "", func(key, value string) {
-		if strings.HasPrefix(value, CredentialPrefix) {
-			refs[value] = append(refs[value], key)
-		}
-	})
-	if len(refs) == 0 {
+	refs, order := findRefs(raw, CredentialPrefix)
+	if len(order) == 0 {
 		return nil
 	}
 	dir := lookupEnv(environ, credentialsDirEnv)
 	values := map[string]string{}
-	for _, ref := range sortedRefs(refs) {
+	for _, ref := range order {
 		v, err := readCredential(dir, strings.TrimPrefix(ref, CredentialPrefix))
 		if err != nil {
 			return &Error{Key: refs[ref][0], Problem: err.Error()}

@@ -81,13 +81,7 @@ func (r *reader) boolean(key string, def bool) bool {
 	return def
 }
 
-func (r *reader) optBool(key string) *bool {
-	if !r.has(key) {
-		return nil
-	}
-	b := r.boolean(key, false)
-	return &b
-}
+func (r *reader) optBool(key string) *bool { return optional(r, key, r.boolean) }
 
 func (r *reader) float(key string, def float64) float64 {
 	v, ok := r.get(key)
@@ -114,12 +108,16 @@ func (r *reader) float(key string, def float64) float64 {
 	return def
 }
 
-func (r *reader) optFloat(key string) *float64 {
+func (r *reader) optFloat(key string) *float64 { return optional(r, key, r.float) }
+
+// optional reads a present key with read (its default the zero value); nil when key is absent.
+func optional[T any](r *reader, key string, read func(key string, def T) T) *T {
 	if !r.has(key) {
 		return nil
 	}
-	f := r.float(key, 0)
-	return &f
+	var zero T
+	v := read(key, zero)
+	return &v
 }
 
 func (r *reader) integer(key string, def int) int {

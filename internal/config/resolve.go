@@ -3,7 +3,8 @@ package config
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/waldur/site-agent/internal/secret"
@@ -23,33 +24,26 @@ type NewResolver func(section map[string]any) (Resolver, error)
 // resolveRefs replaces every string value starting with RefPrefix, anywhere in raw, by the
 // secret it names. Each reference is fetched once. Problems name the key that holds the reference.
 func resolveRefs(ctx context.Context, raw map[string]any, newResolver NewResolver) *Error {
-	refs := map[string][]string{} // reference → keys using it
-	walkStrings(raw, "", func(key, value string) {
-		if strings.HasPrefix(value, RefPrefix) {
-			refs[value] = append(refs[value], key)
-		}
-	})
-	if len(refs) == 0 {
+	refs, order := findRefs(raw, RefPrefix)
+	if len(order) == 0 {
 		return nil
 	}
-	keysOf := func(ref string) string { return refs[ref][0] }
 	if newResolver == nil {
-		ref := sortedRefs(refs)[0]
-		return &Error{Key: keysOf(ref), Problem: "secret references (vault:…) are not supported by this command"}
+		return &Error{Key: refs[order[0]][0], Problem: "secret references (vault:…) are not supported by this command"}
 	}
 	section, _ := asMap(raw["vault"])
 	if section == nil {
-		return &Error{Key: keysOf(sortedRefs(refs)[0]), Problem: "uses a vault: reference but the file has no top-level vault section"}
+		return &Error{Key: refs[order[0]][0], Problem: "uses a vault: reference but the file has no top-level vault section"}
 	}
 	res, err := newResolver(section)
 	if err != nil {
 		return &Error{Key: "vault", Problem: err.Error()}
 	}
 	values := map[string]string{}
-	for _, ref := range sortedRefs(refs) {
+	for _, ref := range order {
 		v, err := res.Resolve(ctx, ref)
 		if err != nil {
-			return &Error{Key: keysOf(ref), Problem: fmt.Sprintf("cannot resolve %s: %v", ref, err)}
+			return &Error{Key: refs[ref][0], Problem: fmt.Sprintf("cannot resolve %s: %v", ref, err)}
 		}
 		values[ref] = v
 	}
@@ -57,13 +51,16 @@ func resolveRefs(ctx context.Context, raw map[string]any, newResolver NewResolve
 	return nil
 }
 
-func sortedRefs(m map[string][]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+// findRefs finds the string values in raw that start with prefix: refs maps each to the keys
+// holding it (in walk order), order lists them sorted.
+func findRefs(raw map[string]any, prefix string) (refs map[string][]string, order []string) {
+	refs = map[string][]string{}
+	walkStrings(raw, "", func(key, value string) {
+		if strings.HasPrefix(value, prefix) {
+			refs[value] = append(refs[value], key)
+		}
+	})
+	return refs, slices.Sorted(maps.Keys(refs))
 }
 
 // walkStrings calls fn for every string leaf with its key path (offerings[0].backend_settings.password).

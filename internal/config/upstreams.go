@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -41,7 +42,7 @@ func parseUpstreams(v any) (upstream.Upstreams, []string, Errors) {
 	out := upstream.Upstreams{}
 	var warnings []string
 	var errs Errors
-	for _, name := range sortedKeys(top) {
+	for _, name := range slices.Sorted(maps.Keys(top)) {
 		if !slices.Contains(upstream.Names, name) {
 			warnings = append(warnings, fmt.Sprintf("upstreams.%s: unknown upstream, ignored (known: %s)", name, strings.Join(upstream.Names, ", ")))
 			continue
@@ -159,13 +160,4 @@ func withVaultUpstream(section map[string]any, s upstream.Settings) map[string]a
 	fill("backoff_min", s.BackoffMin.String(), s.BackoffMin > 0)
 	fill("backoff_max", s.BackoffMax.String(), s.BackoffMax > 0)
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -3,7 +3,8 @@ package demo
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,27 +111,18 @@ func (d *demo) summary(orders []waldursim.Order) error {
 }
 
 func limits(m map[string]float64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%g", k, m[k])
-	}
-	return strings.Join(parts, " ")
+	return joinSorted(m, " ", func(k string, v float64) string { return fmt.Sprintf("%s=%g", k, v) })
 }
 
 func counts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	return joinSorted(m, ", ", func(k string, v int) string { return fmt.Sprintf("%d %s", v, k) })
+}
+
+// joinSorted formats m's entries in key order and joins them with sep.
+func joinSorted[V any](m map[string]V, sep string, format func(string, V) string) string {
+	parts := []string{}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, format(k, m[k]))
 	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d %s", m[k], k)
-	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, sep)
 }

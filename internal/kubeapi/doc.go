@@ -1,6 +1,7 @@
 // Package kubeapi reaches the Kubernetes API through client-go's REST client with a scheme that
 // holds only the API groups a caller names, and typed resources with the calls and signatures of
-// client-go's generated clients (Get, List, Create, Update, Patch, Delete).
+// client-go's generated clients (Get, List, Create, Update, Patch, Delete); CoreV1 names the
+// core/v1 resources its users share.
 //
 // Why not the generated clientset (k8s.io/client-go/kubernetes): it links the typed clients,
 // apply configurations and scheme registrations of every API group, and registers them all in

@@ -28,9 +28,17 @@ type Resource[T Object, L runtime.Object] struct {
 	newList  func() L
 }
 
-// NewResource returns the typed client of resource (plural, lower case) in namespace ns.
-func NewResource[T Object, L runtime.Object](g *Group, resource, ns string, newObj func() T, newList func() L) Resource[T, L] {
-	return Resource[T, L]{group: g, resource: resource, ns: ns, newObj: newObj, newList: newList}
+// NewResource returns the typed client of resource (plural, lower case) in namespace ns, whose
+// objects are *O and lists *LO: NewResource[corev1.Pod, corev1.PodList](g, "pods", ns).
+func NewResource[O, LO any, T interface {
+	*O
+	Object
+}, L interface {
+	*LO
+	runtime.Object
+}](g *Group, resource, ns string) Resource[T, L] {
+	return Resource[T, L]{group: g, resource: resource, ns: ns,
+		newObj: func() T { return T(new(O)) }, newList: func() L { return L(new(LO)) }}
 }
 
 // req starts a request of verb on the resource.

@@ -40,8 +40,7 @@ func newLease(rc *rest.Config, ns, name, identity string, duration time.Duration
 	if err != nil {
 		return nil, err
 	}
-	leases := kubeapi.NewResource(g, "leases", ns,
-		func() *coordv1.Lease { return &coordv1.Lease{} }, func() *coordv1.LeaseList { return &coordv1.LeaseList{} })
+	leases := kubeapi.NewResource[coordv1.Lease, coordv1.LeaseList](g, "leases", ns)
 	return &lease{leases: leases, ns: ns, name: name, identity: identity, duration: duration}, nil
 }
 

@@ -29,11 +29,7 @@ func (*Membership) Name() string { return ModeMembershipSync }
 
 // RunOnce syncs every OK or Erred resource of the offering that has a backend id.
 func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
-	pp, err := m.projectPass(ctx, u)
-	if err != nil {
-		return err
-	}
-	access, err := backendReady(ctx, m.Env, u, "resources left untouched")
+	pp, access, err := m.prepare(ctx, u, backendReady)
 	if err != nil {
 		return err
 	}
@@ -42,6 +38,18 @@ func (m *Membership) RunOnce(ctx context.Context, u *Unit) error {
 		return fmt.Errorf("list resources: %w", err)
 	}
 	return m.syncAll(ctx, u, resources, access, pp)
+}
+
+// prepare starts a membership pass: the resource-project check (projectPass) and whether the
+// backend's access service answers (ready: backendReady, or backendReadyCached for events).
+func (m *Membership) prepare(ctx context.Context, u *Unit,
+	ready func(context.Context, *Env, *Unit, string) (bool, error)) (*projectPass, bool, error) {
+	pp, err := m.projectPass(ctx, u)
+	if err != nil {
+		return nil, false, err
+	}
+	access, err := ready(ctx, m.Env, u, "resources left untouched")
+	return pp, access, err
 }
 
 // projectPass checks, for a backend that syncs resource projects, that Waldur serves them, and
@@ -70,11 +78,7 @@ func (m *Membership) SyncResources(ctx context.Context, u *Unit, resources []wc.
 	if len(keep) == 0 {
 		return nil
 	}
-	pp, err := m.projectPass(ctx, u)
-	if err != nil {
-		return err
-	}
-	access, err := backendReadyCached(ctx, m.Env, u, "resources left untouched")
+	pp, access, err := m.prepare(ctx, u, backendReadyCached)
 	if err != nil {
 		return err
 	}

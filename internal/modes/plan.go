@@ -2,7 +2,9 @@ package modes
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,7 +53,7 @@ func planOrder(o wc.Order) (orderStep, string) {
 }
 
 func checkLimits(limits wc.Quantities) string {
-	for _, k := range sortedKeys(limits) {
+	for _, k := range slices.Sorted(maps.Keys(limits)) {
 		v := limits[k]
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Sprintf("limit %q must be a non-negative number, got %v", k, v)
@@ -203,13 +205,4 @@ func planUsage(amounts backends.Quantities, existing []wc.ComponentUsage, known 
 		return items, usageUnchanged, dropped, ""
 	}
 	return items, usageSend, dropped, ""
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

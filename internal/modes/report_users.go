@@ -3,7 +3,9 @@ package modes
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -35,7 +37,7 @@ func (run *periodRun) users(ctx context.Context, r wc.Resource, perUser map[stri
 	for _, rec := range records {
 		var items []wc.UserUsageItem
 		same := true
-		for _, user := range sortedKeys(converted) {
+		for _, user := range slices.Sorted(maps.Keys(converted)) {
 			amount, ok := converted[user][rec.Type]
 			if !ok {
 				continue

@@ -67,6 +67,18 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 // Type is reflect.Type of Secret, for decode hooks.
 var Type = reflect.TypeOf(Secret{})
 
+// DecodeHook is a mapstructure decode hook (its DecodeHookFuncType): a string decoded into a
+// Secret field becomes New(string); any other kind is an error; values for other types pass.
+func DecodeHook(from, to reflect.Type, data any) (any, error) {
+	if to != Type {
+		return data, nil
+	}
+	if from.Kind() != reflect.String {
+		return nil, fmt.Errorf("expected a string, got %s", from.Kind())
+	}
+	return New(data.(string)), nil
+}
+
 // The scrubber's registry: every value New registered and not yet forgotten, with how many
 // Secrets hold it, and the forms (the value and its encodings, see forms) it is scrubbed in. It
 // is bounded: past maxScrubbed values, the least recently registered one goes (values that rotate

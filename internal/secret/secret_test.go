@@ -3,6 +3,7 @@ package secret
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -175,5 +176,19 @@ func TestForgetDropsEncodedForms(t *testing.T) {
 	b.Forget()
 	if got := Scrub("a+b+c+d+e+f YSBiIGMgZCBlIGY="); got != "a+b+c+d+e+f YSBiIGMgZCBlIGY=" || Registered() != before {
 		t.Fatalf("forgotten forms still scrubbed: %q (%d values, want %d)", got, Registered(), before)
+	}
+}
+
+func TestDecodeHook(t *testing.T) {
+	str, sec := reflect.TypeOf(""), Type
+	got, err := DecodeHook(str, sec, "hook-value-1234")
+	if err != nil || got.(Secret).Reveal() != "hook-value-1234" {
+		t.Fatalf("string into Secret: got %#v, %v", got, err)
+	}
+	if _, err := DecodeHook(reflect.TypeOf(1), sec, 1); err == nil || err.Error() != "expected a string, got int" {
+		t.Fatalf("int into Secret: want an error naming the kind, got %v", err)
+	}
+	if got, err := DecodeHook(str, str, "plain"); err != nil || got != "plain" {
+		t.Fatalf("string into string: want it unchanged, got %#v, %v", got, err)
 	}
 }

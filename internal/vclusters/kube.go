@@ -47,44 +47,21 @@ func NewKube(rc *rest.Config) (*Kube, error) {
 
 // NodeLeases is the kube-node-lease namespace's Leases (the Nodes' heartbeats).
 func (k *Kube) NodeLeases() kubeapi.Resource[*coordinationv1.Lease, *coordinationv1.LeaseList] {
-	return kubeapi.NewResource(k.coordination, "leases", corev1.NamespaceNodeLease,
-		func() *coordinationv1.Lease { return &coordinationv1.Lease{} }, func() *coordinationv1.LeaseList { return &coordinationv1.LeaseList{} })
+	return kubeapi.NewResource[coordinationv1.Lease, coordinationv1.LeaseList](k.coordination, "leases", corev1.NamespaceNodeLease)
 }
 
 // CoreV1 returns the core/v1 resources.
-func (k *Kube) CoreV1() CoreV1 { return CoreV1{g: k.core} }
+func (k *Kube) CoreV1() CoreV1 { return CoreV1{kubeapi.CoreV1{G: k.core}} }
 
 // RbacV1 returns the rbac/v1 resources.
 func (k *Kube) RbacV1() RbacV1 { return RbacV1{g: k.rbac} }
 
-// CoreV1 is the core/v1 group.
-type CoreV1 struct{ g *kubeapi.Group }
-
-// Namespaces is the cluster's namespaces.
-func (c CoreV1) Namespaces() kubeapi.Resource[*corev1.Namespace, *corev1.NamespaceList] {
-	return kubeapi.NewResource(c.g, "namespaces", "",
-		func() *corev1.Namespace { return &corev1.Namespace{} }, func() *corev1.NamespaceList { return &corev1.NamespaceList{} })
-}
-
-// Nodes is the cluster's nodes.
-func (c CoreV1) Nodes() kubeapi.Resource[*corev1.Node, *corev1.NodeList] {
-	return kubeapi.NewResource(c.g, "nodes", "", func() *corev1.Node { return &corev1.Node{} }, func() *corev1.NodeList { return &corev1.NodeList{} })
-}
-
-// Pods is the pods of namespace ns.
-func (c CoreV1) Pods(ns string) kubeapi.Resource[*corev1.Pod, *corev1.PodList] {
-	return kubeapi.NewResource(c.g, "pods", ns, func() *corev1.Pod { return &corev1.Pod{} }, func() *corev1.PodList { return &corev1.PodList{} })
-}
-
-// Secrets is the secrets of namespace ns.
-func (c CoreV1) Secrets(ns string) kubeapi.Resource[*corev1.Secret, *corev1.SecretList] {
-	return kubeapi.NewResource(c.g, "secrets", ns, func() *corev1.Secret { return &corev1.Secret{} }, func() *corev1.SecretList { return &corev1.SecretList{} })
-}
+// CoreV1 is the core/v1 group, with token requests on service accounts.
+type CoreV1 struct{ kubeapi.CoreV1 }
 
 // ServiceAccounts is the service accounts of namespace ns, with token requests.
 func (c CoreV1) ServiceAccounts(ns string) ServiceAccounts {
-	return ServiceAccounts{kubeapi.NewResource(c.g, "serviceaccounts", ns,
-		func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} }, func() *corev1.ServiceAccountList { return &corev1.ServiceAccountList{} })}
+	return ServiceAccounts{c.CoreV1.ServiceAccounts(ns)}
 }
 
 // ServiceAccounts adds the token subresource to the typed resource.
@@ -103,26 +80,22 @@ type RbacV1 struct{ g *kubeapi.Group }
 
 // ClusterRoles is the cluster's cluster roles.
 func (r RbacV1) ClusterRoles() kubeapi.Resource[*rbacv1.ClusterRole, *rbacv1.ClusterRoleList] {
-	return kubeapi.NewResource(r.g, "clusterroles", "",
-		func() *rbacv1.ClusterRole { return &rbacv1.ClusterRole{} }, func() *rbacv1.ClusterRoleList { return &rbacv1.ClusterRoleList{} })
+	return kubeapi.NewResource[rbacv1.ClusterRole, rbacv1.ClusterRoleList](r.g, "clusterroles", "")
 }
 
 // ClusterRoleBindings is the cluster's cluster role bindings.
 func (r RbacV1) ClusterRoleBindings() kubeapi.Resource[*rbacv1.ClusterRoleBinding, *rbacv1.ClusterRoleBindingList] {
-	return kubeapi.NewResource(r.g, "clusterrolebindings", "",
-		func() *rbacv1.ClusterRoleBinding { return &rbacv1.ClusterRoleBinding{} },
-		func() *rbacv1.ClusterRoleBindingList { return &rbacv1.ClusterRoleBindingList{} })
+	return kubeapi.NewResource[rbacv1.ClusterRoleBinding, rbacv1.ClusterRoleBindingList](r.g, "clusterrolebindings", "")
 }
 
 // Roles is the roles of namespace ns.
 func (r RbacV1) Roles(ns string) kubeapi.Resource[*rbacv1.Role, *rbacv1.RoleList] {
-	return kubeapi.NewResource(r.g, "roles", ns, func() *rbacv1.Role { return &rbacv1.Role{} }, func() *rbacv1.RoleList { return &rbacv1.RoleList{} })
+	return kubeapi.NewResource[rbacv1.Role, rbacv1.RoleList](r.g, "roles", ns)
 }
 
 // RoleBindings is the role bindings of namespace ns.
 func (r RbacV1) RoleBindings(ns string) kubeapi.Resource[*rbacv1.RoleBinding, *rbacv1.RoleBindingList] {
-	return kubeapi.NewResource(r.g, "rolebindings", ns,
-		func() *rbacv1.RoleBinding { return &rbacv1.RoleBinding{} }, func() *rbacv1.RoleBindingList { return &rbacv1.RoleBindingList{} })
+	return kubeapi.NewResource[rbacv1.RoleBinding, rbacv1.RoleBindingList](r.g, "rolebindings", ns)
 }
 
 // PodResources is what the pod-resource annotations need of a Pod, as ListPodResources decodes it.

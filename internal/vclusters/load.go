@@ -2,10 +2,8 @@ package vclusters
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -114,7 +112,7 @@ func decode(raw map[string]any, out *Config) error {
 	var md mapstructure.Metadata
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		Result: out, Metadata: &md, TagName: "koanf", ZeroFields: true, WeaklyTypedInput: true,
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(secretHook, mapstructure.StringToTimeDurationHookFunc()),
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(secret.DecodeHook, mapstructure.StringToTimeDurationHookFunc()),
 	})
 	if err != nil {
 		return err
@@ -127,16 +125,6 @@ func decode(raw map[string]any, out *Config) error {
 		return &ConfigError{Key: md.Unused[0], Problem: "unknown key"}
 	}
 	return nil
-}
-
-func secretHook(from, to reflect.Type, data any) (any, error) {
-	if to != secret.Type {
-		return data, nil
-	}
-	if from.Kind() != reflect.String {
-		return nil, fmt.Errorf("expected a string, got %s", from.Kind())
-	}
-	return secret.New(data.(string)), nil
 }
 
 // expandHome turns a leading "~/" into the user's home directory.

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/waldur/site-agent/internal/kubeapi"
 )
 
 // agentNamespace is where Rancher's import manifest puts the agent; each virtual cluster's
@@ -173,104 +175,79 @@ func applyManifest(ctx context.Context, kube *Kube, m *importManifest) error {
 }
 
 func applyObject(ctx context.Context, kube *Kube, obj runtime.Object) error {
-	switch obj.(type) {
-	case *corev1.ServiceAccount, *corev1.Secret:
-		return applyCore(ctx, kube, obj)
-	}
-	return applyRBAC(ctx, kube, obj)
-}
-
-func applyCore(ctx context.Context, kube *Kube, obj runtime.Object) error {
 	switch o := obj.(type) {
 	case *corev1.ServiceAccount:
-		c := kube.CoreV1().ServiceAccounts(o.Namespace)
-		return upsert(ctx, o, c.Create, c.Get, func(ctx context.Context, cur *corev1.ServiceAccount) error {
-			if hasLabels(cur.Labels, o.Labels) {
-				return nil
-			}
-			cur.Labels = merged(cur.Labels, o.Labels)
-			_, err := c.Update(ctx, cur, metav1.UpdateOptions{})
-			return err
+		return upsert(ctx, kube.CoreV1().ServiceAccounts(o.Namespace).Resource, o, func(cur *corev1.ServiceAccount) (bool, error) {
+			return mergeLabels(&cur.Labels, o.Labels), nil
 		})
 	case *corev1.Secret:
-		c := kube.CoreV1().Secrets(o.Namespace)
-		return upsert(ctx, o, c.Create, c.Get, func(ctx context.Context, cur *corev1.Secret) error {
-			if hasLabels(cur.Labels, o.Labels) && equality.Semantic.DeepEqual(cur.Data, o.Data) && len(o.StringData) == 0 {
-				return nil
-			}
-			cur.Labels, cur.Data, cur.StringData = merged(cur.Labels, o.Labels), o.Data, o.StringData
-			_, err := c.Update(ctx, cur, metav1.UpdateOptions{})
-			return err
+		return upsert(ctx, kube.CoreV1().Secrets(o.Namespace), o, func(cur *corev1.Secret) (bool, error) {
+			labels, data := mergeLabels(&cur.Labels, o.Labels), setIfChanged(&cur.Data, o.Data)
+			cur.StringData = o.StringData
+			return labels || data || len(o.StringData) > 0, nil
 		})
-	}
-	return fmt.Errorf("cannot apply %T", obj)
-}
-
-func applyRBAC(ctx context.Context, kube *Kube, obj runtime.Object) error {
-	switch o := obj.(type) {
 	case *rbacv1.ClusterRole:
-		c := kube.RbacV1().ClusterRoles()
-		return upsert(ctx, o, c.Create, c.Get, func(ctx context.Context, cur *rbacv1.ClusterRole) error {
-			if equality.Semantic.DeepEqual(cur.Rules, o.Rules) {
-				return nil
-			}
-			cur.Rules = o.Rules
-			_, err := c.Update(ctx, cur, metav1.UpdateOptions{})
-			return err
+		return upsert(ctx, kube.RbacV1().ClusterRoles(), o, func(cur *rbacv1.ClusterRole) (bool, error) {
+			return setIfChanged(&cur.Rules, o.Rules), nil
 		})
 	case *rbacv1.ClusterRoleBinding:
 		c := kube.RbacV1().ClusterRoleBindings()
-		return upsert(ctx, o, c.Create, c.Get, func(ctx context.Context, cur *rbacv1.ClusterRoleBinding) error {
+		return upsert(ctx, c, o, func(cur *rbacv1.ClusterRoleBinding) (bool, error) {
 			if cur.RoleRef != o.RoleRef { // roleRef is immutable: replace the binding
 				if err := c.Delete(ctx, cur.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-					return err
+					return false, err
 				}
 				_, err := c.Create(ctx, o, metav1.CreateOptions{})
-				return err
+				return false, err
 			}
-			if equality.Semantic.DeepEqual(cur.Subjects, o.Subjects) && hasLabels(cur.Labels, o.Labels) {
-				return nil
-			}
-			cur.Subjects, cur.Labels = o.Subjects, merged(cur.Labels, o.Labels)
-			_, err := c.Update(ctx, cur, metav1.UpdateOptions{})
-			return err
+			subjects, labels := setIfChanged(&cur.Subjects, o.Subjects), mergeLabels(&cur.Labels, o.Labels)
+			return subjects || labels, nil
 		})
 	case *rbacv1.Role:
-		c := kube.RbacV1().Roles(o.Namespace)
-		return upsert(ctx, o, c.Create, c.Get, func(ctx context.Context, cur *rbacv1.Role) error {
-			if equality.Semantic.DeepEqual(cur.Rules, o.Rules) {
-				return nil
-			}
-			cur.Rules = o.Rules
-			_, err := c.Update(ctx, cur, metav1.UpdateOptions{})
-			return err
+		return upsert(ctx, kube.RbacV1().Roles(o.Namespace), o, func(cur *rbacv1.Role) (bool, error) {
+			return setIfChanged(&cur.Rules, o.Rules), nil
 		})
 	case *rbacv1.RoleBinding:
-		c := kube.RbacV1().RoleBindings(o.Namespace)
-		return upsert(ctx, o, c.Create, c.Get, func(ctx context.Context, cur *rbacv1.RoleBinding) error {
-			if equality.Semantic.DeepEqual(cur.Subjects, o.Subjects) {
-				return nil
-			}
-			cur.Subjects = o.Subjects
-			_, err := c.Update(ctx, cur, metav1.UpdateOptions{})
-			return err
+		return upsert(ctx, kube.RbacV1().RoleBindings(o.Namespace), o, func(cur *rbacv1.RoleBinding) (bool, error) {
+			return setIfChanged(&cur.Subjects, o.Subjects), nil
 		})
 	}
 	return fmt.Errorf("cannot apply %T", obj)
 }
 
-// upsert creates obj; if it exists, it reads the current object and hands it to update.
-func upsert[T metav1.Object](ctx context.Context, obj T,
-	create func(context.Context, T, metav1.CreateOptions) (T, error),
-	get func(context.Context, string, metav1.GetOptions) (T, error),
-	update func(context.Context, T) error) error {
-	_, err := create(ctx, obj, metav1.CreateOptions{})
+// upsert creates obj; if it exists, it reads the current object, lets change bring it to obj
+// (reporting whether it had to) and writes it back when it did.
+func upsert[T kubeapi.Object, L runtime.Object](ctx context.Context, r kubeapi.Resource[T, L], obj T,
+	change func(cur T) (bool, error)) error {
+	_, err := r.Create(ctx, obj, metav1.CreateOptions{})
 	if err == nil || !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	cur, err := get(ctx, obj.GetName(), metav1.GetOptions{})
+	cur, err := r.Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	return update(ctx, cur)
+	if changed, err := change(cur); !changed || err != nil {
+		return err
+	}
+	_, err = r.Update(ctx, cur, metav1.UpdateOptions{})
+	return err
+}
+
+// setIfChanged sets *dst to want unless they are semantically equal, reporting whether it did.
+func setIfChanged[V any](dst *V, want V) bool {
+	if equality.Semantic.DeepEqual(*dst, want) {
+		return false
+	}
+	*dst = want
+	return true
+}
+
+// mergeLabels adds want to *labels unless they hold it already, reporting whether it did.
+func mergeLabels(labels *map[string]string, want map[string]string) bool {
+	if hasLabels(*labels, want) {
+		return false
+	}
+	*labels = merged(*labels, want)
+	return true
 }

@@ -28,32 +28,34 @@ type Metrics struct {
 
 // NewMetrics creates and registers the collectors (plus Go and process collectors).
 func NewMetrics() *Metrics {
-	ns := "site_agent_vclusters"
-	m := &Metrics{Registry: prometheus.NewRegistry()}
-	m.Clusters = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "clusters",
-		Help: "Virtual clusters by status."}, []string{"status"})
-	m.Connects = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tunnel_connects_total",
-		Help: "Tunnel handshakes by session and result (ok, refused by Rancher, error)."}, []string{"session", "result"})
-	m.Reconnects = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tunnel_reconnects_total",
-		Help: "Successful handshakes that reopened a session that had been up."}, []string{"session"})
-	m.Sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "tunnel_sessions",
-		Help: "Tunnel sessions up."}, []string{"session"})
-	m.Dials = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tunnel_dials_total",
-		Help: "Connections Rancher asked to open through a tunnel, by allow-function verdict."}, []string{"session", "result"})
-	m.ProxyRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "proxy_requests_total",
-		Help: "Requests through the per-cluster API proxies by status class."}, []string{"code"})
-	m.ProxyBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "proxy_bytes_total",
-		Help: "Body bytes through the API proxies (in: request bodies, out: response bodies)."}, []string{"direction"})
-	m.ProxyRestarts = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "proxy_restarts_total",
-		Help: "API proxies restarted on a new port after their listener failed."})
-	m.Errors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "errors_total",
-		Help: "Failures by stage (setup, delete, deletion_watch, drift, pod_resources)."}, []string{"stage"})
-	m.Setup = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "setup_duration_seconds",
-		Help: "Time from POST /clusters to the first connected agent session.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 12)})
-	m.DriftRepairs = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "node_status_repairs_total",
-		Help: "Node statuses re-patched (or Nodes re-created) after drifting from the template."})
-	m.Deleted = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "deleted_total",
-		Help: "Virtual clusters removed, through the API or because Rancher deleted them."}, []string{"by"})
+	const ns = "site_agent_vclusters"
+	counters := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help}, labels)
+	}
+	gauges := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help}, labels)
+	}
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help})
+	}
+	m := &Metrics{
+		Registry:   prometheus.NewRegistry(),
+		Clusters:   gauges("clusters", "Virtual clusters by status.", "status"),
+		Connects:   counters("tunnel_connects_total", "Tunnel handshakes by session and result (ok, refused by Rancher, error).", "session", "result"),
+		Reconnects: counters("tunnel_reconnects_total", "Successful handshakes that reopened a session that had been up.", "session"),
+		Sessions:   gauges("tunnel_sessions", "Tunnel sessions up.", "session"),
+		Dials:      counters("tunnel_dials_total", "Connections Rancher asked to open through a tunnel, by allow-function verdict.", "session", "result"),
+
+		ProxyRequests: counters("proxy_requests_total", "Requests through the per-cluster API proxies by status class.", "code"),
+		ProxyBytes:    counters("proxy_bytes_total", "Body bytes through the API proxies (in: request bodies, out: response bodies).", "direction"),
+		ProxyRestarts: counter("proxy_restarts_total", "API proxies restarted on a new port after their listener failed."),
+
+		Errors: counters("errors_total", "Failures by stage (setup, delete, deletion_watch, drift, pod_resources).", "stage"),
+		Setup: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "setup_duration_seconds",
+			Help: "Time from POST /clusters to the first connected agent session.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 12)}),
+		DriftRepairs: counter("node_status_repairs_total", "Node statuses re-patched (or Nodes re-created) after drifting from the template."),
+		Deleted:      counters("deleted_total", "Virtual clusters removed, through the API or because Rancher deleted them.", "by"),
+	}
 	m.Registry.MustRegister(m.Clusters, m.Connects, m.Reconnects, m.Sessions, m.Dials, m.ProxyRequests, m.ProxyBytes,
 		m.ProxyRestarts, m.Errors, m.Setup, m.DriftRepairs, m.Deleted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

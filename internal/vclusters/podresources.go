@@ -3,7 +3,6 @@ package vclusters
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
@@ -27,19 +26,14 @@ const (
 // Pods once, sums the requests and limits of the non-terminated ones per Node, and updates the
 // annotations of the Nodes whose figures changed.
 func (m *Manager) podResourcesLoop(ctx context.Context) {
-	t := time.NewTicker(m.cfg.Sync.PodResourcesInterval)
-	defer t.Stop()
-	for {
+	pass := func() {
 		if err := m.syncPodResources(ctx); err != nil && ctx.Err() == nil {
 			m.met.Errors.WithLabelValues("pod_resources").Inc()
 			m.log.Warn("pod resource annotations not updated", zap.Error(err))
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
+	pass()
+	every(ctx, m.cfg.Sync.PodResourcesInterval, nil, pass)
 }
 
 func (m *Manager) syncPodResources(ctx context.Context) error {

@@ -52,16 +52,21 @@ func (m *Manager) saveNow() error {
 // deletionWatcher removes the clusters Rancher no longer has: every deletion_interval, and at
 // once when a tunnel handshake is refused.
 func (m *Manager) deletionWatcher(ctx context.Context) {
-	t := time.NewTicker(m.cfg.Sync.DeletionInterval)
+	every(ctx, m.cfg.Sync.DeletionInterval, m.deletion, func() { m.removeDeletedInRancher(ctx) })
+}
+
+// every calls fn every d, and at once on each receive from wake (nil: never), until ctx ends.
+func every(ctx context.Context, d time.Duration, wake <-chan struct{}, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-m.deletion:
+		case <-wake:
 		}
-		m.removeDeletedInRancher(ctx)
+		fn()
 	}
 }
 
@@ -125,19 +130,12 @@ func (m *Manager) recreateNodes(ctx context.Context, name string) error {
 // driftLoop re-patches Node status that drifted from the template and re-creates Nodes that
 // disappeared, for clusters whose tenant is in place.
 func (m *Manager) driftLoop(ctx context.Context) {
-	t := time.NewTicker(m.cfg.Sync.NodeStatusInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, m.cfg.Sync.NodeStatusInterval, nil, func() {
 		if err := m.repairDrift(ctx); err != nil && ctx.Err() == nil {
 			m.met.Errors.WithLabelValues("drift").Inc()
 			m.log.Warn("node drift check failed", zap.Error(err))
 		}
-	}
+	})
 }
 
 func (m *Manager) repairDrift(ctx context.Context) error {

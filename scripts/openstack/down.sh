@@ -10,18 +10,13 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/down.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/down.sh"
 
-purge=false
-case ${1:-} in
---purge) purge=true ;;
-"") ;;
-*) die "usage: $0 [--purge]" ;;
-esac
+down_args "$@"
 
 [ "$(id -u)" = 0 ] || die "run as root"
-[ -d "$STATE" ] || { log "nothing to stop: $STATE does not exist"; exit 0; }
-exec 9>"$STATE/.lock"
-flock -w 600 9 || die "another up.sh/down.sh holds $STATE/.lock"
+down_lock
 
 stop_all nova-compute nova-conductor nova-scheduler cinder-volume cinder-scheduler glance
 stop_all neutron cinder nova placement keystone
@@ -54,9 +49,4 @@ if [ -e "$mark" ] && pg_online; then
 fi
 rm -f "$mark"
 
-if $purge; then
-	exec 9>&-
-	rm -rf "$STATE"
-	log "removed $STATE"
-fi
-log "down"
+down_done

@@ -3,6 +3,7 @@ package inmemory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -57,7 +58,7 @@ func (b *Backend) Create(ctx context.Context, req backends.CreateRequest) (backe
 		case exists && obj.ResourceUUID != req.Resource.UUID:
 			return fmt.Errorf("%q belongs to resource %s: %w", req.Name, obj.ResourceUUID, failure.ErrDuplicate)
 		case exists:
-			if !sameLimits(obj.Limits, req.Resource.Limits) {
+			if !maps.Equal(obj.Limits, req.Resource.Limits) {
 				obj.Limits = req.Resource.Limits.Clone()
 				st.log("set_limits", obj.ID, formatQ(obj.Limits))
 			}
@@ -99,7 +100,7 @@ func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits b
 		if err != nil {
 			return err
 		}
-		if !sameLimits(obj.Limits, limits) {
+		if !maps.Equal(obj.Limits, limits) {
 			obj.Limits = limits.Clone()
 			st.log("set_limits", obj.ID, formatQ(limits))
 		}
@@ -188,18 +189,6 @@ func addMember(obj *Object, username string) bool {
 	}
 	obj.Members = append(obj.Members, username)
 	sort.Strings(obj.Members)
-	return true
-}
-
-func sameLimits(a, b backends.Quantities) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
 	return true
 }
 

@@ -109,11 +109,7 @@ func (b *Backend) SetLimits(ctx context.Context, res backends.Resource, limits b
 	if _, err := b.quotas.toQuotas(limits); err != nil {
 		return err
 	}
-	c, err := b.conn(ctx)
-	if err != nil {
-		return err
-	}
-	p, err := c.ownedProject(ctx, res)
+	c, p, err := b.ownedTenant(ctx, res)
 	if err != nil {
 		return err
 	}

@@ -62,26 +62,19 @@ func (b *Backend) diagnose(ctx context.Context) []backends.Check {
 		}
 		checks = append(checks, backends.Check{Name: name, OK: err == nil, Detail: detail})
 	}
-	check("tenant domain", func() (string, error) {
-		id, err := findDomain(ctx, c.identity, s.Domain)
-		c.domainID = id
-		return fmt.Sprintf("%s (id %s)", s.Domain, id), err
-	})
-	check("user domain", func() (string, error) {
-		id, err := findDomain(ctx, c.identity, s.UserDomain)
-		c.userDomainID = id
-		return fmt.Sprintf("%s (id %s)", s.UserDomain, id), err
-	})
-	check("member role", func() (string, error) {
-		id, err := findRole(ctx, c.identity, s.MemberRole)
-		c.roleID = id
-		return fmt.Sprintf("%s (id %s)", s.MemberRole, id), err
-	})
-	check("external network", func() (string, error) {
-		id, err := findExternalNetwork(ctx, c.network, s.ExternalNetwork)
-		c.extNetID = id
-		return fmt.Sprintf("%s (id %s, router:external)", s.ExternalNetwork, id), err
-	})
+	// lookup resolves a configured name (value) with find, keeping its id in into for later checks.
+	lookup := func(name, value string, sc *gophercloud.ServiceClient,
+		find func(context.Context, *gophercloud.ServiceClient, string) (string, error), into *string, note string) {
+		check(name, func() (string, error) {
+			id, err := find(ctx, sc, value)
+			*into = id
+			return fmt.Sprintf("%s (id %s%s)", value, id, note), err
+		})
+	}
+	lookup("tenant domain", s.Domain, c.identity, findDomain, &c.domainID, "")
+	lookup("user domain", s.UserDomain, c.identity, findDomain, &c.userDomainID, "")
+	lookup("member role", s.MemberRole, c.identity, findRole, &c.roleID, "")
+	lookup("external network", s.ExternalNetwork, c.network, findExternalNetwork, &c.extNetID, ", router:external")
 	check("quota mapping", func() (string, error) { return b.describeQuotas(), nil })
 	if s.CreateTenantUser {
 		checks = append(checks, backends.Check{Name: "tenant credentials store", OK: b.secrets != nil,

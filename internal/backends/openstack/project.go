@@ -29,6 +29,16 @@ func (c *clients) ensureProject(ctx context.Context, n names, res backends.Resou
 	return p, created, nil
 }
 
+// ownedTenant connects and reads res's project through ownedProject.
+func (b *Backend) ownedTenant(ctx context.Context, res backends.Resource) (*clients, *projects.Project, error) {
+	c, err := b.conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := c.ownedProject(ctx, res)
+	return c, p, err
+}
+
 // ownedProject reads the project of res and checks it carries res's owner tag.
 func (c *clients) ownedProject(ctx context.Context, res backends.Resource) (*projects.Project, error) {
 	if res.BackendID == "" {

@@ -29,11 +29,7 @@ func (b *Backend) Restore(ctx context.Context, res backends.Resource) error {
 }
 
 func (b *Backend) setStatus(ctx context.Context, res backends.Resource, status string) error {
-	c, err := b.conn(ctx)
-	if err != nil {
-		return err
-	}
-	p, err := c.ownedProject(ctx, res)
+	c, p, err := b.ownedTenant(ctx, res)
 	if err != nil {
 		return err
 	}

@@ -83,11 +83,7 @@ func (b *Backend) tenantUsage(ctx context.Context, c *clients, projectID string)
 // downscaled these are the temporary values). The backend deliberately implements no
 // LimitsReader: Waldur's limits are the customer's order, never rewritten from OpenStack.
 func (b *Backend) Metadata(ctx context.Context, res backends.Resource) (map[string]any, error) {
-	c, err := b.conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.ownedProject(ctx, res)
+	c, p, err := b.ownedTenant(ctx, res)
 	if err != nil {
 		return nil, err
 	}

@@ -10,10 +10,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/retry"
 
 	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
+	"github.com/waldur/site-agent/internal/kubeapi"
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
@@ -139,46 +141,44 @@ func (k *kubeClient) setQuota(ctx context.Context, q *corev1.ResourceQuota, hard
 
 // quotas lists ResourceQuotas in all namespaces; name limits them to one name ("" = all).
 func (k *kubeClient) quotas(ctx context.Context, name string) ([]corev1.ResourceQuota, error) {
-	var out []corev1.ResourceQuota
-	err := k.pages(ctx, func(opts metav1.ListOptions) (string, error) {
-		if name != "" {
-			opts.FieldSelector = "metadata.name=" + name
-		}
-		l, err := k.cs.CoreV1().ResourceQuotas("").List(ctx, opts)
-		if err != nil {
-			return "", kubeErr("list resourcequotas", err)
-		}
-		out = append(out, l.Items...)
-		return l.Continue, nil
-	})
-	return out, err
+	sel := ""
+	if name != "" {
+		sel = "metadata.name=" + name
+	}
+	return listAll(ctx, k, k.cs.CoreV1().ResourceQuotas(""), "resourcequotas", sel,
+		func(l *corev1.ResourceQuotaList) []corev1.ResourceQuota { return l.Items })
 }
 
 // activePods lists the pods of all namespaces that are not Succeeded or Failed.
 func (k *kubeClient) activePods(ctx context.Context) ([]corev1.Pod, error) {
-	var out []corev1.Pod
-	err := k.pages(ctx, func(opts metav1.ListOptions) (string, error) {
-		opts.FieldSelector = "status.phase!=Succeeded,status.phase!=Failed"
-		l, err := k.cs.CoreV1().Pods("").List(ctx, opts)
-		if err != nil {
-			return "", kubeErr("list pods", err)
-		}
-		out = append(out, l.Items...)
-		return l.Continue, nil
-	})
-	return out, err
+	return listAll(ctx, k, k.cs.CoreV1().Pods(""), "pods", "status.phase!=Succeeded,status.phase!=Failed",
+		func(l *corev1.PodList) []corev1.Pod { return l.Items })
 }
 
 // claims lists the PersistentVolumeClaims of all namespaces.
 func (k *kubeClient) claims(ctx context.Context) ([]corev1.PersistentVolumeClaim, error) {
-	var out []corev1.PersistentVolumeClaim
+	return listAll(ctx, k, k.cs.CoreV1().PersistentVolumeClaims(""), "persistentvolumeclaims", "",
+		func(l *corev1.PersistentVolumeClaimList) []corev1.PersistentVolumeClaim { return l.Items })
+}
+
+// pagedList is a list object with a continue token (metav1.ListInterface's part listAll needs).
+type pagedList interface {
+	runtime.Object
+	GetContinue() string
+}
+
+// listAll lists every page of r (named what in errors) with the field selector sel ("" =
+// none); items picks a page's items.
+func listAll[T kubeapi.Object, L pagedList, I any](ctx context.Context, k *kubeClient, r kubeapi.Resource[T, L], what, sel string, items func(L) []I) ([]I, error) {
+	var out []I
 	err := k.pages(ctx, func(opts metav1.ListOptions) (string, error) {
-		l, err := k.cs.CoreV1().PersistentVolumeClaims("").List(ctx, opts)
+		opts.FieldSelector = sel
+		l, err := r.List(ctx, opts)
 		if err != nil {
-			return "", kubeErr("list persistentvolumeclaims", err)
+			return "", kubeErr("list "+what, err)
 		}
-		out = append(out, l.Items...)
-		return l.Continue, nil
+		out = append(out, items(l)...)
+		return l.GetContinue(), nil
 	})
 	return out, err
 }

@@ -31,32 +31,10 @@ func newKubeAPI(c *rest.Config) (*kubeAPI, error) {
 }
 
 // CoreV1 returns the core/v1 resources.
-func (a *kubeAPI) CoreV1() coreV1 { return coreV1{g: a.core} }
+func (a *kubeAPI) CoreV1() kubeapi.CoreV1 { return kubeapi.CoreV1{G: a.core} }
 
 // Discovery returns the server version reader.
 func (a *kubeAPI) Discovery() discovery { return discovery{g: a.core} }
-
-type coreV1 struct{ g *kubeapi.Group }
-
-func (c coreV1) Namespaces() kubeapi.Resource[*corev1.Namespace, *corev1.NamespaceList] {
-	return kubeapi.NewResource(c.g, "namespaces", "",
-		func() *corev1.Namespace { return &corev1.Namespace{} }, func() *corev1.NamespaceList { return &corev1.NamespaceList{} })
-}
-
-func (c coreV1) ResourceQuotas(ns string) kubeapi.Resource[*corev1.ResourceQuota, *corev1.ResourceQuotaList] {
-	return kubeapi.NewResource(c.g, "resourcequotas", ns,
-		func() *corev1.ResourceQuota { return &corev1.ResourceQuota{} }, func() *corev1.ResourceQuotaList { return &corev1.ResourceQuotaList{} })
-}
-
-func (c coreV1) Pods(ns string) kubeapi.Resource[*corev1.Pod, *corev1.PodList] {
-	return kubeapi.NewResource(c.g, "pods", ns, func() *corev1.Pod { return &corev1.Pod{} }, func() *corev1.PodList { return &corev1.PodList{} })
-}
-
-func (c coreV1) PersistentVolumeClaims(ns string) kubeapi.Resource[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList] {
-	return kubeapi.NewResource(c.g, "persistentvolumeclaims", ns,
-		func() *corev1.PersistentVolumeClaim { return &corev1.PersistentVolumeClaim{} },
-		func() *corev1.PersistentVolumeClaimList { return &corev1.PersistentVolumeClaimList{} })
-}
 
 type discovery struct{ g *kubeapi.Group }
 

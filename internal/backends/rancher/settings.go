@@ -1,6 +1,7 @@
 package rancher
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -239,22 +240,12 @@ func checkMisc(c *config) error {
 
 // keycloakSettings applies the incumbent's defaults and validates the section.
 func keycloakSettings(k KeycloakSettings) (KeycloakSettings, error) {
-	if k.URL == "" {
-		k.URL = "https://localhost/auth/"
-	}
+	k.URL = cmp.Or(k.URL, "https://localhost/auth/")
 	u, err := url.Parse(k.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return k, fmt.Errorf("backend_settings.keycloak.keycloak_url: must be an http:// or https:// URL without credentials, got %q", k.URL)
 	}
-	if k.Realm == "" {
-		k.Realm = "waldur"
-	}
-	if k.UserRealm == "" {
-		k.UserRealm = "master"
-	}
-	if k.ClientID == "" {
-		k.ClientID = "admin-cli"
-	}
+	k.Realm, k.UserRealm, k.ClientID = cmp.Or(k.Realm, "waldur"), cmp.Or(k.UserRealm, "master"), cmp.Or(k.ClientID, "admin-cli")
 	if k.SSLVerify == nil {
 		t := true
 		k.SSLVerify = &t

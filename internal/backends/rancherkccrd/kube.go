@@ -83,31 +83,29 @@ func (k *crClient) get(ctx context.Context, name string) (*unstructured.Unstruct
 }
 
 func (k *crClient) create(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	k.writes.Add(1)
-	body, err := json.Marshal(obj.Object)
-	if err != nil {
-		return nil, err
-	}
-	q, err := k.request(http.MethodPost)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := q.Body(body).Do(ctx).Raw()
-	return decodeObject(raw, kubeErr("create "+crResource+"/"+obj.GetName(), err))
+	return k.write(ctx, http.MethodPost, "create", obj)
 }
 
 func (k *crClient) update(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return k.write(ctx, http.MethodPut, "update", obj)
+}
+
+// write sends obj with verb (POST to the collection, PUT to the object); op names it in errors.
+func (k *crClient) write(ctx context.Context, verb, op string, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	k.writes.Add(1)
 	body, err := json.Marshal(obj.Object)
 	if err != nil {
 		return nil, err
 	}
-	q, err := k.request(http.MethodPut)
+	q, err := k.request(verb)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := q.Name(obj.GetName()).Body(body).Do(ctx).Raw()
-	return decodeObject(raw, kubeErr("update "+crResource+"/"+obj.GetName(), err))
+	if verb == http.MethodPut {
+		q = q.Name(obj.GetName())
+	}
+	raw, err := q.Body(body).Do(ctx).Raw()
+	return decodeObject(raw, kubeErr(op+" "+crResource+"/"+obj.GetName(), err))
 }
 
 // list returns the custom resources of the namespace that the label selector selects, all pages.

@@ -2,10 +2,11 @@ package rancherkccrd
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -78,7 +79,7 @@ func parseSettings(in backends.Settings) (*config, []string, error) {
 		return nil, nil, unknownKeyError(unknown[0])
 	}
 	var warnings []string
-	for _, k := range sortedKeys(ignoredKeys) {
+	for _, k := range slices.Sorted(maps.Keys(ignoredKeys)) {
 		if _, set := in[k]; set {
 			warnings = append(warnings, "backend_settings."+k+": ignored: "+ignoredKeys[k])
 		}
@@ -100,7 +101,7 @@ func parseSettings(in backends.Settings) (*config, []string, error) {
 }
 
 func checkRoleMap(key string, m map[string]string) error {
-	for _, role := range sortedKeys(m) {
+	for _, role := range slices.Sorted(maps.Keys(m)) {
 		if strings.TrimSpace(role) == "" || strings.TrimSpace(m[role]) == "" {
 			return fmt.Errorf("backend_settings.%s: %q → %q: the Waldur role and the Rancher role template id must both be set", key, role, m[role])
 		}
@@ -114,7 +115,7 @@ func checkTemplates(c *config) ([]string, error) {
 	var warnings []string
 	templates := map[string]string{"parent_group_name": c.parentGroup, "group_name_template": c.groupTemplate,
 		"cluster_group_name_template": c.clusterGroupTemplate}
-	for _, key := range sortedKeys(templates) {
+	for _, key := range slices.Sorted(maps.Keys(templates)) {
 		for _, m := range templateVar.FindAllStringSubmatch(templates[key], -1) {
 			if name := m[1] + m[2]; name != "" && !knownVars[name] {
 				warnings = append(warnings, fmt.Sprintf("backend_settings.%s: unknown variable $%s is kept as written "+
@@ -195,13 +196,4 @@ func expandHome(path string) string {
 		}
 	}
 	return path
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

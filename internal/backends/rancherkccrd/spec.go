@@ -2,7 +2,8 @@ package rancherkccrd
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/waldur/site-agent/internal/backends"
 )
@@ -122,7 +123,7 @@ func (c *config) bindings(grants []backends.Grant, roleMap map[string]string, te
 		}
 	}
 	out := []roleBinding{}
-	for _, role := range sortedKeys(byRole) {
+	for _, role := range slices.Sorted(maps.Keys(byRole)) {
 		name, err := render(template, v.with("role_name", role))
 		if err != nil {
 			return nil, err
@@ -182,7 +183,5 @@ func unmappedRoles(grants []backends.Grant, roleMap map[string]string) []string 
 			seen[g.Role] = true
 		}
 	}
-	out := sortedKeys(seen)
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }

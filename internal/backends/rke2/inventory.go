@@ -76,29 +76,28 @@ const (
 // clusterIDRe: the Waldur resource UUID as hex, which is also a valid label value and tag.
 var clusterIDRe = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
+// The inventory's keys in Nova server metadata and in Rancher node labels, in the order encode
+// and decodeInventory use: cluster, role, kind, stage, index, join.
+var (
+	metaKeys  = [6]string{MetaCluster, MetaRole, MetaKind, MetaStage, MetaIndex, MetaJoin}
+	labelKeys = [6]string{LabelCluster, LabelRole, LabelKind, LabelStage, LabelIndex, LabelJoin}
+)
+
 // Metadata encodes the inventory as Nova server metadata.
-func (inv Inventory) Metadata() map[string]string {
-	m := map[string]string{
-		MetaCluster: inv.Cluster, MetaRole: inv.Role.String(), MetaKind: inv.Kind(),
-		MetaStage: string(inv.Stage), MetaIndex: strconv.Itoa(inv.Index),
-	}
-	if inv.Join != "" {
-		m[MetaJoin] = inv.Join
-	}
-	return m
-}
+func (inv Inventory) Metadata() map[string]string { return inv.encode(metaKeys) }
 
 // Tags encodes the inventory's searchable part as Nova server tags.
 func (inv Inventory) Tags() []string { return []string{TagManaged, ClusterTag(inv.Cluster)} }
 
 // Labels encodes the inventory as Rancher node labels.
-func (inv Inventory) Labels() map[string]string {
+func (inv Inventory) Labels() map[string]string { return inv.encode(labelKeys) }
+
+func (inv Inventory) encode(k [6]string) map[string]string {
 	m := map[string]string{
-		LabelCluster: inv.Cluster, LabelRole: inv.Role.String(), LabelKind: inv.Kind(),
-		LabelStage: string(inv.Stage), LabelIndex: strconv.Itoa(inv.Index),
+		k[0]: inv.Cluster, k[1]: inv.Role.String(), k[2]: inv.Kind(), k[3]: string(inv.Stage), k[4]: strconv.Itoa(inv.Index),
 	}
 	if inv.Join != "" {
-		m[LabelJoin] = inv.Join
+		m[k[5]] = inv.Join
 	}
 	return m
 }
@@ -106,12 +105,12 @@ func (inv Inventory) Labels() map[string]string {
 // InventoryFromMetadata decodes Nova server metadata. ok is false when the server carries no
 // rke2 inventory at all (not ours); err describes inventory that is present but broken.
 func InventoryFromMetadata(m map[string]string) (inv Inventory, ok bool, err error) {
-	return decodeInventory(m, [6]string{MetaCluster, MetaRole, MetaKind, MetaStage, MetaIndex, MetaJoin}, "server metadata")
+	return decodeInventory(m, metaKeys, "server metadata")
 }
 
 // InventoryFromLabels decodes Rancher node labels, like InventoryFromMetadata.
 func InventoryFromLabels(m map[string]string) (inv Inventory, ok bool, err error) {
-	return decodeInventory(m, [6]string{LabelCluster, LabelRole, LabelKind, LabelStage, LabelIndex, LabelJoin}, "node label")
+	return decodeInventory(m, labelKeys, "node label")
 }
 
 func decodeInventory(m map[string]string, k [6]string, what string) (Inventory, bool, error) {

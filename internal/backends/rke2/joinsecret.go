@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 
@@ -89,7 +90,7 @@ func (v *ClusterVault) EnsureJoin(ctx context.Context, cluster string, js JoinSe
 		token := secret.New(data[SecretKeyToken])
 		want := joinData(token, js)
 		token.Forget()
-		if sameData(data, want) {
+		if maps.Equal(data, want) {
 			return nil
 		}
 		if err := v.admin.PutCAS(ctx, path, want, version); !errors.Is(err, vault.ErrVersionMismatch) {
@@ -152,18 +153,6 @@ func EtcdS3YAML(s *Settings) (secret.Secret, error) {
 		return secret.Secret{}, fmt.Errorf("etcd s3 configuration: %w", err)
 	}
 	return secret.New(string(out)), nil
-}
-
-func sameData(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // RegistriesYAML renders RKE2's registries.yaml for the settings' private registry: docker.io

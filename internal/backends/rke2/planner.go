@@ -2,6 +2,7 @@ package rke2
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -141,19 +142,15 @@ func (p *pass) clusterStage() string {
 		return ClusterInitialServer
 	case joining || len(p.servers) < p.d.Servers:
 		return ClusterJoiningServers
-	case agentsIn || len(p.agents) < p.d.Agents || p.agentsPending():
+	case agentsIn || len(p.agents) < p.d.Agents || anyHealth(p.agents, Pending):
 		return ClusterAgents
 	}
 	return ClusterScaling
 }
 
-func (p *pass) agentsPending() bool {
-	for _, n := range p.agents {
-		if HealthOf(n) == Pending {
-			return true
-		}
-	}
-	return false
+// anyHealth: some node of nodes is in health h.
+func anyHealth(nodes []*Node, h Health) bool {
+	return slices.ContainsFunc(nodes, func(n *Node) bool { return HealthOf(n) == h })
 }
 
 func newPass(d Desired, observed []Node) *pass {

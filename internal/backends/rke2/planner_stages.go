@@ -9,10 +9,8 @@ import (
 // bootstrap makes sure a ready server exists. It returns false when nothing beyond it may
 // happen in this pass: the initial server is being created or is not ready yet.
 func (p *pass) bootstrap() bool {
-	for _, n := range p.servers {
-		if HealthOf(n) == Ready {
-			return true
-		}
+	if anyHealth(p.servers, Ready) {
+		return true
 	}
 	if len(p.servers) > 0 {
 		names := make([]string, 0, len(p.servers))
@@ -21,7 +19,7 @@ func (p *pass) bootstrap() bool {
 			names = append(names, describe(n))
 			failed = failed || HealthOf(n) == Failed
 		}
-		if failed && !p.anyServerPending() {
+		if failed && !anyHealth(p.servers, Pending) {
 			p.refuse("no server node is ready: " + strings.Join(names, ", "))
 		} else {
 			p.wait("waiting for the first server to become ready: %s", strings.Join(names, ", "))
@@ -37,15 +35,6 @@ func (p *pass) bootstrap() bool {
 		return false
 	}
 	p.create(RoleServer, true, "")
-	return false
-}
-
-func (p *pass) anyServerPending() bool {
-	for _, n := range p.servers {
-		if HealthOf(n) == Pending {
-			return true
-		}
-	}
 	return false
 }
 
@@ -139,7 +128,7 @@ func (p *pass) shrinkServers() {
 	}
 	if ok, why := p.serversSettled(); !ok {
 		msg := "cannot remove a server while " + why + ": etcd could lose quorum"
-		if p.anyServerFailed() {
+		if anyHealth(p.servers, Failed) {
 			p.refuse(msg)
 		} else {
 			p.wait("%s", msg)
@@ -159,15 +148,6 @@ func (p *pass) shrinkServers() {
 func (p *pass) agentsLeaving() bool {
 	for _, n := range p.all {
 		if n.Role == RoleAgent && p.leaving[n.Name] {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *pass) anyServerFailed() bool {
-	for _, n := range p.servers {
-		if HealthOf(n) == Failed {
 			return true
 		}
 	}

@@ -36,21 +36,17 @@ type AppRole struct {
 // NewAdmin builds an Admin from the configuration's `vault` section; like NewStore, it validates
 // the section and makes no network call. The agent builds its one Vault client so: as a
 // secret store for every backend, and as an Admin for the rke2 backend.
-func NewAdmin(section map[string]any) (*Admin, error) {
-	cfg, err := ParseConfig(section, nil)
-	if err != nil {
-		return nil, err
-	}
-	return NewAdminFromConfig(cfg)
-}
+func NewAdmin(section map[string]any) (*Admin, error) { return adminOf(NewStore(section)) }
 
 // NewAdminFromConfig builds an Admin; it makes no network call.
-func NewAdminFromConfig(cfg Config) (*Admin, error) {
-	s, err := newSession(cfg)
+func NewAdminFromConfig(cfg Config) (*Admin, error) { return adminOf(NewStoreFromConfig(cfg)) }
+
+// adminOf is the Admin over the store NewStore or NewStoreFromConfig built.
+func adminOf(st *Store, err error) (*Admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Admin{Store{s: s}}, nil
+	return &Admin{*st}, nil
 }
 
 var objectNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$`)

@@ -2,8 +2,10 @@ package vault
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -244,7 +246,7 @@ func parseAuth(m map[string]any, env map[string]string) (AuthConfig, error) {
 		return AuthConfig{}, s.err
 	}
 	only := func(method string, keys map[string]string) {
-		for _, k := range sortedKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			if keys[k] != "" && a.Method != method {
 				s.fail(k, "only used with method %s (method is %s)", method, a.Method)
 			}
@@ -312,15 +314,6 @@ func defaultString(v, def string) string {
 		return def
 	}
 	return v
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // unwrapPathError drops the path from an *os.PathError (the caller names it already).

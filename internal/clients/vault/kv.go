@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -124,14 +123,4 @@ func stringValue(v any) (string, bool) {
 		return strconv.FormatBool(t), true
 	}
 	return "", false
-}
-
-// keysOf lists a secret's keys (never its values) for messages.
-func keysOf(data map[string]any) []string {
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

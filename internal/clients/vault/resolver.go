@@ -3,6 +3,8 @@ package vault
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -49,7 +51,7 @@ func (r *Resolver) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	v, ok := data[p.Key]
 	if !ok {
-		return "", fmt.Errorf("key %q missing in secret %s (its keys: %s)", p.Key, p.Path, strings.Join(keysOf(data), ", "))
+		return "", fmt.Errorf("key %q missing in secret %s (its keys: %s)", p.Key, p.Path, strings.Join(slices.Sorted(maps.Keys(data)), ", "))
 	}
 	str, ok := stringValue(v)
 	if !ok {

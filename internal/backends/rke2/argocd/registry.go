@@ -60,8 +60,7 @@ func New(kubeconfig secret.Secret, namespace string, timeout time.Duration) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("backend_settings.argocd_k8s_kubeconfig: %w", err)
 	}
-	secrets := kubeapi.NewResource(g, "secrets", namespace, func() *corev1.Secret { return &corev1.Secret{} },
-		func() *corev1.SecretList { return &corev1.SecretList{} })
+	secrets := kubeapi.CoreV1{G: g}.Secrets(namespace)
 	return &Registry{ns: namespace, server: cfg.Host, secrets: secrets}, nil
 }
 

@@ -96,18 +96,10 @@ func networkKinds(ours func(ports.Port) bool) []tenant.Kind {
 	}
 	return []tenant.Kind{
 		{Name: "load balancer", List: func(ctx context.Context, s tenant.Services, network string) ([]tenant.Leftover, error) {
-			page, err := ports.List(s.Network, ports.ListOpts{NetworkID: network}).AllPages(ctx)
-			if err != nil {
-				return nil, osc.NeutronErr("list ports", err)
-			}
-			all, err := ports.ExtractPorts(page)
-			var out []tenant.Leftover
-			for _, p := range all {
-				if foreign(p) && lb(p) { // Octavia's VIP port: device lb-<load balancer id>
-					out = append(out, tenant.Leftover{ID: strings.TrimPrefix(p.DeviceID, "lb-"), Name: p.Name, Service: "octavia"})
-				}
-			}
-			return out, err
+			return tenant.Listed(ctx, "neutron", "list ports", ports.List(s.Network, ports.ListOpts{NetworkID: network}), ports.ExtractPorts,
+				func(p ports.Port) (tenant.Leftover, bool) { // Octavia's VIP port: device lb-<load balancer id>
+					return tenant.Leftover{ID: strings.TrimPrefix(p.DeviceID, "lb-"), Name: p.Name, Service: "octavia"}, foreign(p) && lb(p)
+				})
 		}, Remove: func(ctx context.Context, s tenant.Services, o tenant.Leftover) error {
 			if s.LoadBalancer == nil {
 				return failure.Errorf("openstack: load balancer %s cannot be deleted: Octavia is not in the catalog", o.ID)

@@ -7,7 +7,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
-	osc "github.com/waldur/site-agent/internal/clients/openstack"
 	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
 )
 
@@ -33,18 +32,10 @@ func owned(p ports.Port) bool {
 }
 
 func listPorts(ctx context.Context, s tenant.Services, o ports.ListOpts, keep func(ports.Port) bool) ([]tenant.Leftover, error) {
-	page, err := ports.List(s.Network, o).AllPages(ctx)
-	if err != nil {
-		return nil, osc.NeutronErr("list ports", err)
-	}
-	all, err := ports.ExtractPorts(page)
-	var out []tenant.Leftover
-	for _, p := range all {
-		if keep(p) {
-			out = append(out, tenant.Leftover{ID: p.ID, Name: p.Name, Service: "neutron"})
-		}
-	}
-	return out, err
+	return tenant.Listed(ctx, "neutron", "list ports", ports.List(s.Network, o), ports.ExtractPorts,
+		func(p ports.Port) (tenant.Leftover, bool) {
+			return tenant.Leftover{ID: p.ID, Name: p.Name, Service: "neutron"}, keep(p)
+		})
 }
 
 func deletePort(ctx context.Context, s tenant.Services, o tenant.Leftover) error {
@@ -55,18 +46,11 @@ func deletePort(ctx context.Context, s tenant.Services, o tenant.Leftover) error
 func fipKind(ours func(floatingips.FloatingIP) bool) tenant.Kind {
 	return tenant.Kind{Name: "floating IP",
 		List: func(ctx context.Context, s tenant.Services, projectID string) ([]tenant.Leftover, error) {
-			page, err := floatingips.List(s.Network, floatingips.ListOpts{ProjectID: projectID}).AllPages(ctx)
-			if err != nil {
-				return nil, osc.NeutronErr("list floating IPs", err)
-			}
-			all, err := floatingips.ExtractFloatingIPs(page)
-			var out []tenant.Leftover
-			for _, f := range all {
-				if ours == nil || !ours(f) {
-					out = append(out, tenant.Leftover{ID: f.ID, Name: f.FloatingIP, Service: "neutron"})
-				}
-			}
-			return out, err
+			return tenant.Listed(ctx, "neutron", "list floating IPs",
+				floatingips.List(s.Network, floatingips.ListOpts{ProjectID: projectID}), floatingips.ExtractFloatingIPs,
+				func(f floatingips.FloatingIP) (tenant.Leftover, bool) {
+					return tenant.Leftover{ID: f.ID, Name: f.FloatingIP, Service: "neutron"}, ours == nil || !ours(f)
+				})
 		},
 		Remove: func(ctx context.Context, s tenant.Services, o tenant.Leftover) error {
 			return floatingips.Delete(ctx, s.Network, o.ID).ExtractErr()

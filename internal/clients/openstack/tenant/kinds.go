@@ -46,16 +46,11 @@ func ListLoadBalancers(ctx context.Context, s Services, projectID string) ([]Lef
 	if s.LoadBalancer == nil {
 		return nil, s.LoadBalancerErr // nil: no Octavia in the catalog, no load balancers
 	}
-	page, err := loadbalancers.List(s.LoadBalancer, loadbalancers.ListOpts{ProjectID: projectID}).AllPages(ctx)
-	if err != nil {
-		return nil, osc.Classify("octavia", fmt.Errorf("list load balancers of project %s: %w", projectID, err))
-	}
-	all, err := loadbalancers.ExtractLoadBalancers(page)
-	var out []Leftover
-	for _, lb := range all {
-		out = append(out, Leftover{ID: lb.ID, Name: lb.Name, Service: "octavia", Busy: lb.ProvisioningStatus == "PENDING_DELETE"})
-	}
-	return out, err
+	return Listed(ctx, "octavia", "list load balancers of project "+projectID,
+		loadbalancers.List(s.LoadBalancer, loadbalancers.ListOpts{ProjectID: projectID}), loadbalancers.ExtractLoadBalancers,
+		func(lb loadbalancers.LoadBalancer) (Leftover, bool) {
+			return Leftover{ID: lb.ID, Name: lb.Name, Service: "octavia", Busy: lb.ProvisioningStatus == "PENDING_DELETE"}, true
+		})
 }
 
 // DeleteLoadBalancer deletes a load balancer with its listeners, pools and members (cascade).
@@ -65,22 +60,22 @@ func DeleteLoadBalancer(ctx context.Context, s Services, o Leftover) error {
 
 // ListServers lists the project's servers (as admin, all_tenants).
 func ListServers(ctx context.Context, s Services, projectID string) ([]Leftover, error) {
-	page, err := servers.List(s.Compute, servers.ListOpts{AllTenants: true, TenantID: projectID}).AllPages(ctx)
-	if err != nil {
-		return nil, osc.Classify("nova", fmt.Errorf("list servers of project %s: %w", projectID, err))
-	}
-	var all []struct {
+	type server struct {
 		ID        string `json:"id"`
 		Name      string `json:"name"`
 		Status    string `json:"status"`
 		TaskState string `json:"OS-EXT-STS:task_state"`
 	}
-	err = servers.ExtractServersInto(page, &all)
-	var out []Leftover
-	for _, v := range all {
-		out = append(out, Leftover{ID: v.ID, Name: v.Name, Service: "nova", Busy: v.TaskState == "deleting" || v.Status == "DELETED", Status: v.Status})
+	extract := func(page pagination.Page) ([]server, error) {
+		var all []server
+		err := servers.ExtractServersInto(page, &all)
+		return all, err
 	}
-	return out, err
+	return Listed(ctx, "nova", "list servers of project "+projectID,
+		servers.List(s.Compute, servers.ListOpts{AllTenants: true, TenantID: projectID}), extract,
+		func(v server) (Leftover, bool) {
+			return Leftover{ID: v.ID, Name: v.Name, Service: "nova", Busy: v.TaskState == "deleting" || v.Status == "DELETED", Status: v.Status}, true
+		})
 }
 
 // DeleteServer deletes a server; a soft-deleted one needs forceDelete.
@@ -126,23 +121,15 @@ func listImages(ctx context.Context, s Services, projectID string) ([]Leftover, 
 	if s.Image == nil {
 		return nil, s.ImageErr // nil: no Glance in the catalog, no images
 	}
-	page, err := images.List(s.Image, images.ListOpts{Owner: projectID, Visibility: "all"}).AllPages(ctx)
-	if err != nil {
-		return nil, osc.Classify("glance", fmt.Errorf("list images of project %s: %w", projectID, err))
-	}
-	all, err := images.ExtractImages(page)
-	var out []Leftover
-	for _, im := range all {
-		if im.Owner != projectID || im.Visibility == images.ImageVisibilityPublic {
-			continue
-		}
-		o := Leftover{ID: im.ID, Name: im.Name, Service: "glance", Busy: im.Status == images.ImageStatusPendingDelete || im.Status == images.ImageStatusDeleted}
-		if im.Protected {
-			o.Status = "protected"
-		}
-		out = append(out, o)
-	}
-	return out, err
+	return Listed(ctx, "glance", "list images of project "+projectID,
+		images.List(s.Image, images.ListOpts{Owner: projectID, Visibility: "all"}), images.ExtractImages,
+		func(im images.Image) (Leftover, bool) {
+			o := Leftover{ID: im.ID, Name: im.Name, Service: "glance", Busy: im.Status == images.ImageStatusPendingDelete || im.Status == images.ImageStatusDeleted}
+			if im.Protected {
+				o.Status = "protected"
+			}
+			return o, im.Owner == projectID && im.Visibility != images.ImageVisibilityPublic
+		})
 }
 
 // deleteImage deletes an image, lifting its protection first.
@@ -156,16 +143,11 @@ func deleteImage(ctx context.Context, s Services, o Leftover) error {
 }
 
 func listSnapshots(ctx context.Context, s Services, projectID string) ([]Leftover, error) {
-	page, err := snapshots.ListDetail(s.Volume, snapshots.ListOpts{AllTenants: true, TenantID: projectID}).AllPages(ctx)
-	if err != nil {
-		return nil, osc.Classify("cinder", fmt.Errorf("list snapshots of project %s: %w", projectID, err))
-	}
-	all, err := snapshots.ExtractSnapshots(page)
-	var out []Leftover
-	for _, v := range all {
-		out = append(out, Leftover{ID: v.ID, Name: v.Name, Service: "cinder", Busy: v.Status == "deleting"})
-	}
-	return out, err
+	return Listed(ctx, "cinder", "list snapshots of project "+projectID,
+		snapshots.ListDetail(s.Volume, snapshots.ListOpts{AllTenants: true, TenantID: projectID}), snapshots.ExtractSnapshots,
+		func(v snapshots.Snapshot) (Leftover, bool) {
+			return Leftover{ID: v.ID, Name: v.Name, Service: "cinder", Busy: v.Status == "deleting"}, true
+		})
 }
 
 // listBackups lists the project's backups; one that incremental backups are based on waits
@@ -175,32 +157,40 @@ func listBackups(ctx context.Context, s Services, projectID string) ([]Leftover,
 	pager := pagination.NewPager(s.Volume, url, func(r pagination.PageResult) pagination.Page {
 		return backups.BackupPage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}}
 	})
-	page, err := pager.AllPages(ctx)
-	if err != nil {
-		return nil, osc.Classify("cinder", fmt.Errorf("list backups of project %s: %w", projectID, err))
-	}
-	all, err := backups.ExtractBackups(page)
-	var out []Leftover
-	for _, b := range all {
-		out = append(out, Leftover{ID: b.ID, Name: b.Name, Service: "cinder", Busy: b.Status == "deleting", Blocked: b.HasDependentBackups})
-	}
-	return out, err
+	return Listed(ctx, "cinder", "list backups of project "+projectID, pager, backups.ExtractBackups,
+		func(b backups.Backup) (Leftover, bool) {
+			return Leftover{ID: b.ID, Name: b.Name, Service: "cinder", Busy: b.Status == "deleting", Blocked: b.HasDependentBackups}, true
+		})
 }
 
 // ListVolumes lists the project's volumes with the servers they are attached to.
 func ListVolumes(ctx context.Context, s Services, projectID string) ([]Leftover, error) {
-	page, err := volumes.List(s.Volume, volumes.ListOpts{AllTenants: true, TenantID: projectID}).AllPages(ctx)
+	return Listed(ctx, "cinder", "list volumes of project "+projectID,
+		volumes.List(s.Volume, volumes.ListOpts{AllTenants: true, TenantID: projectID}), volumes.ExtractVolumes,
+		func(v volumes.Volume) (Leftover, bool) {
+			o := Leftover{ID: v.ID, Name: v.Name, Service: "cinder", Busy: v.Status == "deleting"}
+			for _, a := range v.Attachments {
+				o.AttachedTo = append(o.AttachedTo, a.ServerID)
+			}
+			return o, true
+		})
+}
+
+// Listed reads every page of pager, extracts its items and keeps those leftover turns into a
+// Leftover (false: not one). A failed request is classified as svc's and explained by what; a
+// failed extraction returns what it read with its error.
+func Listed[T any](ctx context.Context, svc, what string, pager pagination.Pager,
+	extract func(pagination.Page) ([]T, error), leftover func(T) (Leftover, bool)) ([]Leftover, error) {
+	page, err := pager.AllPages(ctx)
 	if err != nil {
-		return nil, osc.Classify("cinder", fmt.Errorf("list volumes of project %s: %w", projectID, err))
+		return nil, osc.Classify(svc, fmt.Errorf("%s: %w", what, err))
 	}
-	all, err := volumes.ExtractVolumes(page)
+	all, err := extract(page)
 	var out []Leftover
 	for _, v := range all {
-		o := Leftover{ID: v.ID, Name: v.Name, Service: "cinder", Busy: v.Status == "deleting"}
-		for _, a := range v.Attachments {
-			o.AttachedTo = append(o.AttachedTo, a.ServerID)
+		if o, ok := leftover(v); ok {
+			out = append(out, o)
 		}
-		out = append(out, o)
 	}
 	return out, err
 }
