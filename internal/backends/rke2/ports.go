@@ -200,6 +200,9 @@ type Rancher interface {
 	Kubeconfig(ctx context.Context, rc RancherCluster) (Kubeconfig, error)
 	// Diagnose: Rancher v1 and v3 reachable with the configured key.
 	Diagnose(ctx context.Context) []backends.Check
+	// Ping: Rancher up and taking the key — one request (the v1 provisioning API, one
+	// object), none when Rancher answered a request less than fresh ago.
+	Ping(ctx context.Context, fresh time.Duration) error
 }
 
 // Kubeconfig is how a client reaches a cluster through Rancher.

@@ -34,9 +34,10 @@ type ProvisioningCluster struct {
 	} `json:"status"`
 }
 
-// PingV1 lists the provisioning clusters: the v1 API answers and accepts the key.
+// PingV1 lists one provisioning cluster (Steve's limit): the v1 API answers and accepts the
+// key, whatever the number of clusters.
 func (c *Client) PingV1(ctx context.Context) error {
-	return c.do(ctx, http.MethodGet, provPath, nil, nil, nil)
+	return c.do(ctx, http.MethodGet, provPath, query("limit", "1"), nil, nil)
 }
 
 // ProvisioningCluster reads the provisioning cluster called name (failure.ErrNotFound when

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
@@ -345,6 +346,14 @@ func (r rancherPort) Diagnose(ctx context.Context) []backends.Check {
 	}
 	return []backends.Check{check("rancher v3 api", "/v3/clusters?limit=1", r.c.PingV3),
 		check("rancher v1 provisioning api", "/v1/provisioning.cattle.io.clusters/fleet-default", r.c.PingV1), r.rightsCheck(ctx)}
+}
+
+// Ping implements rke2.Rancher.
+func (r rancherPort) Ping(ctx context.Context, fresh time.Duration) error {
+	if r.c.AnsweredWithin(fresh) {
+		return nil
+	}
+	return r.c.PingV1(ctx)
 }
 
 // provRights are what the backend needs on every provisioning cluster in fleet-default: make
