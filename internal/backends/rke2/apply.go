@@ -72,9 +72,11 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 	if err != nil {
 		return err
 	}
+	vm, listed := servers[a.Node] // this pass's listing
 	_, err = b.d.Infra.CreateServer(ctx, c.ref, net, ServerRequest{Name: a.Node, Inventory: a.Inventory,
 		Node: c.spec.Node(a.Inventory.Role, a.Inventory.Index), Image: b.s.BaseImageName, UserData: ud,
-		FloatingIP: b.s.AllocateFloatingIPToAllNodes, SSHPublicKey: c.spec.SSHPublicKey, SecurityGroups: c.spec.SecurityGroups})
+		FloatingIP: b.s.AllocateFloatingIPToAllNodes, SSHPublicKey: c.spec.SSHPublicKey, SecurityGroups: c.spec.SecurityGroups,
+		Unlisted: !listed || vm.Status == "ERROR"})
 	return err
 }
 

@@ -39,6 +39,9 @@ type ServerRequest struct {
 	FloatingIP     bool
 	SSHPublicKey   string   // "" for none; a key pair named after the cluster holds it
 	SecurityGroups []string // names from the order, in addition to NetworkInfo.SecurityGroups
+	// Unlisted: the caller listed the cluster's servers in this pass (Infra.Servers) and none
+	// of this name was live, so CreateServer does not list them again before it boots.
+	Unlisted bool
 }
 
 // Infra is the OpenStack side of the clusters: the network chain, the VMs and their volumes.

@@ -100,7 +100,7 @@ func (r rancherPort) EnsureCluster(ctx context.Context, ref rke2.ClusterRef, spe
 				meta.Annotations[k] = v
 			}
 		}
-		p, err = r.c.EnsureProvisioningCluster(ctx, ref.Name, meta, provSpec(ref, spec))
+		p, err = r.c.CreateProvisioningCluster(ctx, ref.Name, meta, provSpec(ref, spec))
 	}
 	if err != nil {
 		return rke2.RancherCluster{}, err

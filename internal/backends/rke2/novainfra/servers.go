@@ -78,7 +78,8 @@ func view(s *servers.Server, network string) rke2.ServerView {
 }
 
 // CreateServer boots one node (see the package documentation). A live server of the same
-// name in the cluster is adopted: its floating IP is made if missing and it is returned. A
+// name in the cluster is adopted: its floating IP is made if missing and it is returned (unless
+// req.Unlisted: the caller has just seen there is none). A
 // failure forgets the cluster's network chain (chains.go): it may be what failed.
 func (in *Infra) CreateServer(ctx context.Context, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest) (rke2.ServerView, error) {
 	v, err := in.createServer(ctx, c, ni, req)
@@ -93,9 +94,11 @@ func (in *Infra) createServer(ctx context.Context, c rke2.ClusterRef, ni rke2.Ne
 	if err != nil {
 		return rke2.ServerView{}, err
 	}
-	existing, err := cl.servers(ctx, c)
-	if err != nil {
-		return rke2.ServerView{}, err
+	var existing []servers.Server
+	if !req.Unlisted {
+		if existing, err = cl.servers(ctx, c); err != nil {
+			return rke2.ServerView{}, err
+		}
 	}
 	for i := range existing {
 		s := &existing[i]
