@@ -16,10 +16,13 @@ type day2State struct {
 	locks map[string]*sync.Mutex
 	meta  map[string]map[string]any
 	vault map[string]time.Time
+	// clusters are the Rancher clusters orders' calls read lately (clustermemo.go).
+	clusters map[string]rememberedCluster
 }
 
 func newDay2State() *day2State {
-	return &day2State{locks: map[string]*sync.Mutex{}, meta: map[string]map[string]any{}, vault: map[string]time.Time{}}
+	return &day2State{locks: map[string]*sync.Mutex{}, meta: map[string]map[string]any{}, vault: map[string]time.Time{},
+		clusters: map[string]rememberedCluster{}}
 }
 
 func (d *day2State) lockOf(uuid string) *sync.Mutex {

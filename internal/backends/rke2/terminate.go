@@ -35,6 +35,7 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	if err := b.unregisterArgo(ctx, c); err != nil {
 		return err
 	}
+	b.forgetCluster(c.UUID)
 	if err := b.d.Rancher.DeleteCluster(ctx, c); err != nil {
 		return fmt.Errorf("delete rancher cluster: %w", err)
 	}
