@@ -29,14 +29,38 @@ type rememberedCluster struct {
 // rancherCluster sets c.rc: the one remembered for the cluster (c.rcFresh false), else read
 // (or made) now.
 func (b *Backend) rancherCluster(ctx context.Context, c *cluster) error {
-	b.day2.mu.Lock()
-	m, ok := b.day2.clusters[c.ref.UUID]
-	b.day2.mu.Unlock()
-	if ok && m.rc.Name == c.ref.Name && m.rc.ManagementID != "" && time.Since(m.at) < clusterMemoTTL {
-		c.rc, c.rcFresh = m.rc, false
+	if rc, ok := b.rememberedCluster(c.ref); ok {
+		c.rc, c.rcFresh = rc, false
 		return nil
 	}
 	return b.readCluster(ctx, c)
+}
+
+// rememberedCluster is the Rancher cluster remembered for ref, with its management id, read
+// less than clusterMemoTTL ago.
+func (b *Backend) rememberedCluster(ref ClusterRef) (RancherCluster, bool) {
+	b.day2.mu.Lock()
+	m, ok := b.day2.clusters[ref.UUID]
+	b.day2.mu.Unlock()
+	if ok && m.rc.Name == ref.Name && m.rc.ManagementID != "" && time.Since(m.at) < clusterMemoTTL {
+		return m.rc, true
+	}
+	return RancherCluster{}, false
+}
+
+// managementCluster is what a team binding needs of the Rancher cluster — its management id —
+// remembered, else read now (Rancher.Cluster: the cluster must exist and be the resource's).
+func (b *Backend) managementCluster(ctx context.Context, ref ClusterRef) (RancherCluster, error) {
+	if rc, ok := b.rememberedCluster(ref); ok {
+		return rc, nil
+	}
+	rc, err := b.d.Rancher.Cluster(ctx, ref)
+	if err == nil && rc.ManagementID != "" {
+		b.day2.mu.Lock()
+		b.day2.clusters[ref.UUID] = rememberedCluster{rc: rc, at: time.Now()}
+		b.day2.mu.Unlock()
+	}
+	return rc, err
 }
 
 // readCluster reads (or makes) the Rancher cluster now and remembers it once it has its id.
