@@ -56,8 +56,12 @@ func BenchmarkFigures(b *testing.B) {
 type table struct {
 	b          *testing.B
 	rows       [][3]string
+	notes      []string // printed under the table
 	loadBefore string
 }
+
+// note adds text printed under the table (a breakdown behind a figure).
+func (t *table) note(text string) { t.notes = append(t.notes, text) }
 
 func (t *table) add(figure, value, target string) {
 	t.rows = append(t.rows, [3]string{figure, value, target})
@@ -73,6 +77,9 @@ func (t *table) print(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", r[0], r[1], r[2])
 	}
 	fmt.Fprintln(w)
+	for _, n := range t.notes {
+		fmt.Fprintf(w, "%s\n\n", n)
+	}
 }
 
 // loadavg is the 1-minute load average (other work on the machine slows every figure).

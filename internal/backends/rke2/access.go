@@ -45,7 +45,7 @@ func (a *Access) Principal(cluster string) string { return "keycloakoidc_group:/
 // ensure makes the team group and binds it to the cluster; it returns the group id.
 func (a *Access) ensure(ctx context.Context, res backends.Resource) (string, error) {
 	ref := ClusterRef{UUID: res.UUID, Name: res.BackendID}
-	rc, err := a.b.d.Rancher.Cluster(ctx, ref)
+	rc, err := a.b.managementCluster(ctx, ref)
 	if err != nil {
 		return "", fmt.Errorf("rancher cluster: %w", err)
 	}

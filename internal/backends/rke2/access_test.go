@@ -15,7 +15,7 @@ import (
 )
 
 // TestTeamAccessThroughKeycloak: team sync puts users into the cluster's group (created under
-// c_<cluster>, bound to the cluster once), removes them, and terminate removes the group, its
+// c_<cluster>, bound to the cluster once, the Rancher cluster read once), removes them, and terminate removes the group, its
 // parent and the binding.
 func TestTeamAccessThroughKeycloak(t *testing.T) {
 	ctx := context.Background()
@@ -34,10 +34,19 @@ func TestTeamAccessThroughKeycloak(t *testing.T) {
 	wa := WithAccess{Backend: b, Access: b.AccessFor(kc, "")}
 	res := clusterResource(1, 1)
 	res.BackendID = info.BackendID
+	w.mu.Lock()
+	reads := w.calls["Cluster"]
+	w.mu.Unlock()
 	for range 2 {
 		if err := wa.AddMembers(ctx, res, []backends.Member{{Username: "alice"}, {Username: "bob"}, {Username: "carol"}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	w.mu.Lock()
+	reads = w.calls["Cluster"] - reads
+	w.mu.Unlock()
+	if reads != 1 { // issue 17 item 14: the management id is remembered
+		t.Fatalf("two team syncs read the Rancher cluster %d times, want once", reads)
 	}
 	got, err := wa.Members(ctx, res)
 	slices.Sort(got)

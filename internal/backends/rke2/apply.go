@@ -55,6 +55,7 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 	}
 	creds, err := b.d.Vault.NodeCredentials(ctx, c.ref.UUID)
 	if err != nil {
+		b.day2.setVault(c.ref.UUID, false) // the AppRole may be what is missing: the next call writes it again
 		return fmt.Errorf("vault secret id: %w", err)
 	}
 	defer creds.SecretID.Forget()
@@ -71,20 +72,32 @@ func (b *Backend) createNode(ctx context.Context, c *cluster, a Action, servers 
 	if err != nil {
 		return err
 	}
+	vm, listed := servers[a.Node] // this pass's listing
 	_, err = b.d.Infra.CreateServer(ctx, c.ref, net, ServerRequest{Name: a.Node, Inventory: a.Inventory,
 		Node: c.spec.Node(a.Inventory.Role, a.Inventory.Index), Image: b.s.BaseImageName, UserData: ud,
-		FloatingIP: b.s.AllocateFloatingIPToAllNodes, SSHPublicKey: c.spec.SSHPublicKey, SecurityGroups: c.spec.SecurityGroups})
+		FloatingIP: b.s.AllocateFloatingIPToAllNodes, SSHPublicKey: c.spec.SSHPublicKey, SecurityGroups: c.spec.SecurityGroups,
+		Unlisted: !listed || vm.Status == "ERROR"})
 	return err
 }
 
-// ensureVault writes the cluster's policy, AppRole and token secret once per call that creates
-// nodes. Bootstrap rancher: the token is the cluster's registration token, which Rancher keeps,
+// vaultFresh is how long the bootstrap Vault objects this process wrote for a cluster stand
+// without being written again. A Create writes them for its first node and its later calls
+// (a cycle apart) take them as written, with the registration token behind them; a failed
+// secret id, the objects' removal or the time passing writes them again.
+const vaultFresh = 10 * time.Minute
+
+// ensureVault writes the cluster's policy, AppRole and token secret before a call creates
+// nodes, unless this process wrote them less than vaultFresh ago. Bootstrap rancher: the token is the cluster's registration token, which Rancher keeps,
 // and the secrets the cluster names (registry, etcd S3) are brought in step (a changed
 // password, a secret deleted by hand) before a new machine needs a plan. Bootstrap rke2: the secret keeps the
 // cluster's join token (made with the initial server, never again), the import manifest URL
 // and registries.yaml.
 func (b *Backend) ensureVault(ctx context.Context, c *cluster, initial bool) error {
 	if c.vaultOK {
+		return nil
+	}
+	if b.day2.vaultFresh(c.ref.UUID, vaultFresh) {
+		c.vaultOK = true
 		return nil
 	}
 	if b.s.Bootstrap == BootstrapRancher {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -49,6 +50,7 @@ type Backend struct {
 	d          Deps
 	components backends.Components
 	day2       *day2State
+	pinged     atomic.Bool // a full Ping passed in this process
 	*Evaluator
 }
 
@@ -131,9 +133,22 @@ func (b *Backend) Lookup(ctx context.Context, res backends.Resource) (backends.I
 	return backends.Info{BackendID: res.BackendID}, nil
 }
 
-// Ping checks that Rancher answers (its v3 and v1 APIs, two requests); OpenStack, Vault and the
-// image and flavors are the diagnostics' business, not every cycle's.
+// pingFresh: a Rancher answer this recent stands for a ping — a cycle that works on an order
+// talks to Rancher anyway, so the next cycle's ping would only repeat what it showed.
+const pingFresh = 30 * time.Second
+
+// Ping checks that Rancher answers. Until it has once passed in this process, with every
+// check of the diagnostics (the v3 and v1 APIs and the key's rights on provisioning
+// clusters); from then on with one request (Rancher.Ping), none when Rancher answered less
+// than pingFresh ago — so an idle cycle asks Rancher one question at most. OpenStack, Vault and
+// the image and flavors are the diagnostics' business, not every cycle's.
 func (b *Backend) Ping(ctx context.Context) error {
+	if b.pinged.Load() {
+		if err := b.d.Rancher.Ping(ctx, pingFresh); err != nil {
+			return failure.Transient(fmt.Errorf("rancher: %w", err))
+		}
+		return nil
+	}
 	var errs []error
 	for _, c := range b.d.Rancher.Diagnose(ctx) {
 		if !c.OK {
@@ -143,6 +158,7 @@ func (b *Backend) Ping(ctx context.Context) error {
 	if len(errs) > 0 {
 		return failure.Transient(errors.Join(errs...))
 	}
+	b.pinged.Store(true)
 	return nil
 }
 

@@ -1,21 +1,28 @@
 package rke2
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // day2State is what the backend keeps between calls within one process: a lock per cluster,
 // so an order and a health pass never work on the same cluster at once (one process runs every
 // mode with -m all; separate processes per mode are not serialised, and every step stays
 // idempotent for them), the metadata a health pass computed for membership sync to send, and
-// the clusters whose bootstrap Vault objects this process wrote and has not removed yet.
+// the clusters whose bootstrap Vault objects this process wrote (and when) and has not removed
+// yet.
 type day2State struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 	meta  map[string]map[string]any
-	vault map[string]bool
+	vault map[string]time.Time
+	// clusters are the Rancher clusters orders' calls read lately (clustermemo.go).
+	clusters map[string]rememberedCluster
 }
 
 func newDay2State() *day2State {
-	return &day2State{locks: map[string]*sync.Mutex{}, meta: map[string]map[string]any{}, vault: map[string]bool{}}
+	return &day2State{locks: map[string]*sync.Mutex{}, meta: map[string]map[string]any{}, vault: map[string]time.Time{},
+		clusters: map[string]rememberedCluster{}}
 }
 
 func (d *day2State) lockOf(uuid string) *sync.Mutex {
@@ -61,12 +68,13 @@ func (d *day2State) take(uuid string) map[string]any {
 	return md
 }
 
-// setVault records that the cluster's bootstrap Vault objects exist (true) or are gone.
+// setVault records that the cluster's bootstrap Vault objects were written now (true) or are
+// gone.
 func (d *day2State) setVault(uuid string, written bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if written {
-		d.vault[uuid] = true
+		d.vault[uuid] = time.Now()
 	} else {
 		delete(d.vault, uuid)
 	}
@@ -75,5 +83,14 @@ func (d *day2State) setVault(uuid string, written bool) {
 func (d *day2State) vaultWritten(uuid string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.vault[uuid]
+	_, ok := d.vault[uuid]
+	return ok
+}
+
+// vaultFresh: this process wrote the cluster's bootstrap Vault objects less than within ago.
+func (d *day2State) vaultFresh(uuid string, within time.Duration) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at, ok := d.vault[uuid]
+	return ok && time.Since(at) < within
 }

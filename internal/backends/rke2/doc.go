@@ -35,7 +35,9 @@
 //     when they overlap each other or the nodes' subnet;
 //   - shape.go: every pass checks each ACTIVE node's whole VM (volumes, port, floating IP)
 //     before the cluster counts as ready, mending or replacing what is missing;
-//   - adopt.go: a resource whose backend id was lost gets the cluster made for it back.
+//   - adopt.go: a resource whose backend id was lost gets the cluster made for it back;
+//   - clustermemo.go: a call that only waits takes the Rancher cluster an earlier call of the
+//     process read, and a pass reads it afresh before it acts (issue 17 item 14: requests).
 //
 // Design rules the planner enforces (see docs/rke2.md): the initial server alone until it is
 // ready; joining servers one at a time, each pointed at a ready server that is not being

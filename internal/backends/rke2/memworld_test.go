@@ -542,6 +542,7 @@ func (m memRancher) UnbindGroups(_ context.Context, rc RancherCluster, principal
 	}
 	return nil
 }
+func (m memRancher) Ping(context.Context, time.Duration) error { return nil }
 func (m memRancher) Diagnose(context.Context) []backends.Check {
 	return []backends.Check{{Name: "rancher", OK: true, Detail: "in memory"}}
 }

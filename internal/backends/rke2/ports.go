@@ -39,6 +39,9 @@ type ServerRequest struct {
 	FloatingIP     bool
 	SSHPublicKey   string   // "" for none; a key pair named after the cluster holds it
 	SecurityGroups []string // names from the order, in addition to NetworkInfo.SecurityGroups
+	// Unlisted: the caller listed the cluster's servers in this pass (Infra.Servers) and none
+	// of this name was live, so CreateServer does not list them again before it boots.
+	Unlisted bool
 }
 
 // Infra is the OpenStack side of the clusters: the network chain, the VMs and their volumes.
@@ -200,6 +203,9 @@ type Rancher interface {
 	Kubeconfig(ctx context.Context, rc RancherCluster) (Kubeconfig, error)
 	// Diagnose: Rancher v1 and v3 reachable with the configured key.
 	Diagnose(ctx context.Context) []backends.Check
+	// Ping: Rancher up and taking the key — one request (the v1 provisioning API, one
+	// object), none when Rancher answered a request less than fresh ago.
+	Ping(ctx context.Context, fresh time.Duration) error
 }
 
 // Kubeconfig is how a client reaches a cluster through Rancher.

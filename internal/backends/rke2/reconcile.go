@@ -2,7 +2,6 @@ package rke2
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -22,6 +21,7 @@ type cluster struct {
 	ref     ClusterRef
 	spec    *ClusterSpec
 	rc      RancherCluster
+	rcFresh bool // rc read during this call, not remembered from an earlier one (clustermemo.go)
 	net     NetworkInfo
 	netOK   bool            // net ensured during this call (network)
 	vaultOK bool            // Vault objects ensured during this call
@@ -39,14 +39,10 @@ func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec,
 	c := &cluster{ref: ClusterRef{UUID: uuid, Name: spec.Name}, spec: spec, whole: map[string]bool{},
 		log: backends.Log(backends.ForResource(ctx, uuid), b.d.Log).With(zap.String("cluster", spec.Name), zap.String("resource", uuid))}
 	info := backends.Info{BackendID: spec.Name}
-	var err error
-	if c.rc, err = b.d.Rancher.EnsureCluster(ctx, c.ref, b.provisionSpec()); err != nil {
-		if errors.Is(err, failure.ErrDuplicate) {
-			return backends.Info{}, failure.Errorf("a Rancher cluster named %q already belongs to another resource; choose another name", spec.Name)
-		}
-		return backends.Info{}, fmt.Errorf("rancher cluster: %w", err)
+	if err := b.rancherCluster(ctx, c); err != nil {
+		return backends.Info{}, err
 	}
-	if _, err = b.network(ctx, c); err != nil {
+	if _, err := b.network(ctx, c); err != nil {
 		return info, err
 	}
 	if c.rc.ManagementID == "" {
@@ -58,13 +54,18 @@ func (b *Backend) reconcile(ctx context.Context, uuid string, spec *ClusterSpec,
 		if err != nil {
 			return info, err
 		}
+		plan := PlanPass(d, obs.Nodes)
+		if again, err := b.freshen(ctx, c, obs, plan); err != nil {
+			return info, err
+		} else if again {
+			continue
+		}
 		if len(obs.Strays) > 0 {
 			if err := b.deleteStrays(ctx, c, obs.Strays, servers, rnodes); err != nil {
 				return info, err
 			}
 			continue // observe again
 		}
-		plan := PlanPass(d, obs.Nodes)
 		if plan.Done {
 			if err := b.upgrade(ctx, c, target, obs.Nodes); err != nil {
 				return info, err

@@ -35,12 +35,14 @@ func (b *Backend) Delete(ctx context.Context, res backends.Resource) error {
 	if err := b.unregisterArgo(ctx, c); err != nil {
 		return err
 	}
+	b.forgetCluster(c.UUID)
 	if err := b.d.Rancher.DeleteCluster(ctx, c); err != nil {
 		return fmt.Errorf("delete rancher cluster: %w", err)
 	}
 	if err := b.d.Vault.Remove(ctx, c.UUID); err != nil {
 		return fmt.Errorf("remove vault objects: %w", err)
 	}
+	b.day2.setVault(c.UUID, false)
 	if err := b.d.Infra.TearDown(ctx, c); err != nil {
 		return fmt.Errorf("network: %w", err)
 	}

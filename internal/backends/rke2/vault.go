@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/waldur/site-agent/internal/clients/vault"
 	"github.com/waldur/site-agent/internal/secret"
@@ -18,6 +19,11 @@ type ClusterVault struct {
 	admin        *vault.Admin
 	kvMount      string
 	approleMount string
+
+	mu sync.Mutex
+	// roleIDs are the AppRoles' role ids read since this process last wrote or removed them,
+	// by cluster: a role keeps its id until it is deleted, so its nodes need one read.
+	roleIDs map[string]string
 }
 
 // bootstrapTTL bounds secret ids and the tokens they log in to.
@@ -26,7 +32,7 @@ const bootstrapTTL = "60m"
 // NewClusterVault keeps the clusters' objects in admin's Vault (Settings.ConnectVault) under the
 // settings' KV and AppRole mounts.
 func NewClusterVault(admin *vault.Admin, s *Settings) *ClusterVault {
-	return &ClusterVault{admin: admin, kvMount: s.VaultKVMount, approleMount: s.VaultAppRoleMount}
+	return &ClusterVault{admin: admin, kvMount: s.VaultKVMount, approleMount: s.VaultAppRoleMount, roleIDs: map[string]string{}}
 }
 
 func (v *ClusterVault) secretPath(cluster string) string {
@@ -54,18 +60,44 @@ func (v *ClusterVault) ensureAccess(ctx context.Context, cluster string) error {
 	}
 	role := vault.AppRole{TokenPolicies: []string{VaultPolicyName(cluster)}, SecretIDTTL: bootstrapTTL, SecretIDNumUses: 1,
 		TokenNumUses: 1, TokenTTL: bootstrapTTL, TokenMaxTTL: bootstrapTTL}
+	v.forgetRoleID(cluster) // the role may have been made anew, with a new id
 	return v.admin.PutAppRole(ctx, v.approleMount, VaultRoleName(cluster), role)
+}
+
+// roleID is the cluster's AppRole's role id, read once while the role stands.
+func (v *ClusterVault) roleID(ctx context.Context, cluster string) (string, error) {
+	v.mu.Lock()
+	id, ok := v.roleIDs[cluster]
+	v.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	id, err := v.admin.RoleID(ctx, v.approleMount, VaultRoleName(cluster))
+	if err != nil {
+		return "", err
+	}
+	v.mu.Lock()
+	v.roleIDs[cluster] = id
+	v.mu.Unlock()
+	return id, nil
+}
+
+func (v *ClusterVault) forgetRoleID(cluster string) {
+	v.mu.Lock()
+	delete(v.roleIDs, cluster)
+	v.mu.Unlock()
 }
 
 // NodeCredentials returns the role id and a fresh single-use secret id for one VM. The caller
 // puts them into the VM's cloud-init and Forgets the secret id once the VM is created.
 func (v *ClusterVault) NodeCredentials(ctx context.Context, cluster string) (VaultCredentials, error) {
-	roleID, err := v.admin.RoleID(ctx, v.approleMount, VaultRoleName(cluster))
+	roleID, err := v.roleID(ctx, cluster)
 	if err != nil {
 		return VaultCredentials{}, err
 	}
 	sid, err := v.admin.NewSecretID(ctx, v.approleMount, VaultRoleName(cluster))
 	if err != nil {
+		v.forgetRoleID(cluster) // the role may be gone
 		return VaultCredentials{}, err
 	}
 	return VaultCredentials{RoleID: roleID, SecretID: sid}, nil
@@ -83,6 +115,7 @@ func (v *ClusterVault) Remove(ctx context.Context, cluster string) error {
 // RemoveAccess deletes the AppRole (and its secret ids) and the policy, keeping the secret: with
 // bootstrap rke2 it holds the join token for the cluster's whole life.
 func (v *ClusterVault) RemoveAccess(ctx context.Context, cluster string) error {
+	v.forgetRoleID(cluster)
 	if err := v.admin.DeleteAppRole(ctx, v.approleMount, VaultRoleName(cluster)); err != nil {
 		return err
 	}

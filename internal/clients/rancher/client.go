@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -59,6 +60,16 @@ type Client struct {
 	tlsc  *tls.Config
 	hc    *http.Client // the retrying client: every API request
 	quiet *http.Client // the same attempts and retries without log lines (URLs that are credentials)
+	// answered is when Rancher last answered a request made with the key with a 2xx (Unix
+	// nanoseconds; 0 never): AnsweredWithin.
+	answered atomic.Int64
+}
+
+// AnsweredWithin: Rancher answered a request made with the key with a 2xx less than d ago —
+// it is up and takes the key, as a ping would show.
+func (c *Client) AnsweredWithin(d time.Duration) bool {
+	at := c.answered.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < d
 }
 
 // New checks cfg and returns the client.

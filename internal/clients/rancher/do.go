@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/waldur/site-agent/internal/failure"
 )
@@ -91,6 +92,9 @@ func (c *Client) send(ctx context.Context, k call) (reply, error) {
 			return reply{}, fmt.Errorf("%w (%w)", err, failure.ErrNotFound)
 		}
 		return reply{}, err
+	}
+	if !k.anonymous {
+		c.answered.Store(time.Now().UnixNano())
 	}
 	return reply{header: resp.Header, body: data}, nil
 }

@@ -34,9 +34,10 @@ type ProvisioningCluster struct {
 	} `json:"status"`
 }
 
-// PingV1 lists the provisioning clusters: the v1 API answers and accepts the key.
+// PingV1 lists one provisioning cluster (Steve's limit): the v1 API answers and accepts the
+// key, whatever the number of clusters.
 func (c *Client) PingV1(ctx context.Context) error {
-	return c.do(ctx, http.MethodGet, provPath, nil, nil, nil)
+	return c.do(ctx, http.MethodGet, provPath, query("limit", "1"), nil, nil)
 }
 
 // ProvisioningCluster reads the provisioning cluster called name (failure.ErrNotFound when
@@ -79,15 +80,24 @@ func (c *Client) ProvisioningClusters(ctx context.Context, labels map[string]str
 func (c *Client) EnsureProvisioningCluster(ctx context.Context, name string, meta Meta, spec map[string]any) (ProvisioningCluster, error) {
 	p, err := c.ProvisioningCluster(ctx, name)
 	if errors.Is(err, failure.ErrNotFound) {
-		md := map[string]any{"name": name, "namespace": "fleet-default", "labels": meta.Labels}
-		if len(meta.Annotations) > 0 {
-			md["annotations"] = meta.Annotations
-		}
-		body := map[string]any{"type": "provisioning.cattle.io.cluster", "metadata": md, "spec": spec}
-		err = c.do(ctx, http.MethodPost, provPath, nil, body, &p)
-		if isConflict(err) {
-			p, err = c.ProvisioningCluster(ctx, name)
-		}
+		return c.CreateProvisioningCluster(ctx, name, meta, spec)
+	}
+	return p, err
+}
+
+// CreateProvisioningCluster creates the provisioning cluster called name with meta and spec,
+// for a caller that has just read that there is none; a 409 (made meanwhile, or a create whose
+// answer was lost) reads it instead, as EnsureProvisioningCluster.
+func (c *Client) CreateProvisioningCluster(ctx context.Context, name string, meta Meta, spec map[string]any) (ProvisioningCluster, error) {
+	var p ProvisioningCluster
+	md := map[string]any{"name": name, "namespace": "fleet-default", "labels": meta.Labels}
+	if len(meta.Annotations) > 0 {
+		md["annotations"] = meta.Annotations
+	}
+	body := map[string]any{"type": "provisioning.cattle.io.cluster", "metadata": md, "spec": spec}
+	err := c.do(ctx, http.MethodPost, provPath, nil, body, &p)
+	if isConflict(err) {
+		p, err = c.ProvisioningCluster(ctx, name)
 	}
 	return p, err
 }

@@ -1,6 +1,7 @@
 package openstacksim
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -112,24 +113,52 @@ func (c *call) deleteGroup() {
 	c.noContent(http.StatusNoContent)
 }
 
+// ruleKeys are the members a rule to create may carry.
+var ruleKeys = []string{"direction", "ethertype", "security_group_id", "protocol", "port_range_min",
+	"port_range_max", "remote_ip_prefix", "remote_group_id", "project_id", "tenant_id", "description"}
+
+// createRule makes one rule ({"security_group_rule": {...}}) or, in bulk, several
+// ({"security_group_rules": [...]}: secrules_bulk.go).
 func (c *call) createRule() {
-	m, ok := c.object("security_group_rule", "direction", "ethertype", "security_group_id", "protocol", "port_range_min",
-		"port_range_max", "remote_ip_prefix", "remote_group_id", "project_id", "tenant_id", "description")
+	if bulk, ok := c.bulkRules(); ok {
+		c.createRules(bulk)
+		return
+	}
+	m, ok := c.object("security_group_rule", ruleKeys...)
 	if !ok {
 		return
 	}
+	r, ok := c.parseRule(m)
+	if !ok {
+		return
+	}
+	for _, other := range c.s.st.rules {
+		if other.same(r) {
+			c.fail(http.StatusConflict, "Security group rule already exists. Rule id is "+other.ID+".")
+			return
+		}
+	}
+	if c.overQuota("security_group_rule", r.ProjectID) {
+		return
+	}
+	c.s.st.addRule(r)
+	c.reply(http.StatusCreated, map[string]any{"security_group_rule": r.render()})
+}
+
+// parseRule decodes and validates one rule to create (its group must exist); a bad one is
+// answered.
+func (c *call) parseRule(m map[string]json.RawMessage) (*secRule, bool) {
 	r := &secRule{Ethertype: "IPv4"}
 	project, ok := c.owner(m)
 	if !ok || !c.fields(m, map[string]any{"direction": &r.Direction, "ethertype": &r.Ethertype, "security_group_id": &r.GroupID,
 		"protocol": &r.Protocol, "port_range_min": &r.PortMin, "port_range_max": &r.PortMax, "remote_ip_prefix": &r.RemoteIPPrefix,
 		"remote_group_id": &r.RemoteGroupID, "description": &r.Description}) {
-		return
+		return nil, false
 	}
-	st := c.s.st
-	g := st.groups[r.GroupID]
+	g := c.s.st.groups[r.GroupID]
 	if g == nil {
 		c.fail(http.StatusNotFound, "Security group "+r.GroupID+" does not exist")
-		return
+		return nil, false
 	}
 	if _, given := m["project_id"]; !given {
 		project = g.ProjectID
@@ -137,19 +166,9 @@ func (c *call) createRule() {
 	r.ProjectID = project
 	if msg := r.validate(); msg != "" {
 		c.fail(http.StatusBadRequest, msg)
-		return
+		return nil, false
 	}
-	for _, other := range st.rules {
-		if other.same(r) {
-			c.fail(http.StatusConflict, "Security group rule already exists. Rule id is "+other.ID+".")
-			return
-		}
-	}
-	if c.overQuota("security_group_rule", project) {
-		return
-	}
-	st.addRule(r)
-	c.reply(http.StatusCreated, map[string]any{"security_group_rule": r.render()})
+	return r, true
 }
 
 // deleteRule removes one rule (Neutron: 204, or 404 "Security group rule <id> does not exist").

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/backends/rke2"
 	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
@@ -99,7 +98,7 @@ func (r rancherPort) EnsureCluster(ctx context.Context, ref rke2.ClusterRef, spe
 				meta.Annotations[k] = v
 			}
 		}
-		p, err = r.c.EnsureProvisioningCluster(ctx, ref.Name, meta, provSpec(ref, spec))
+		p, err = r.c.CreateProvisioningCluster(ctx, ref.Name, meta, provSpec(ref, spec))
 	}
 	if err != nil {
 		return rke2.RancherCluster{}, err
@@ -333,50 +332,6 @@ func (r rancherPort) UnbindGroups(ctx context.Context, rc rke2.RancherCluster, p
 		return nil
 	}
 	return r.c.UnbindClusterGroups(ctx, rc.ManagementID, principals)
-}
-
-// Diagnose implements rke2.Rancher: the v3 and v1 APIs with the configured key.
-func (r rancherPort) Diagnose(ctx context.Context) []backends.Check {
-	check := func(name, path string, ping func(context.Context) error) backends.Check {
-		if err := ping(ctx); err != nil {
-			return backends.Check{Name: name, Detail: err.Error()}
-		}
-		return backends.Check{Name: name, OK: true, Detail: r.c.URL() + path}
-	}
-	return []backends.Check{check("rancher v3 api", "/v3/clusters?limit=1", r.c.PingV3),
-		check("rancher v1 provisioning api", "/v1/provisioning.cattle.io.clusters/fleet-default", r.c.PingV1), r.rightsCheck(ctx)}
-}
-
-// provRights are what the backend needs on every provisioning cluster in fleet-default: make
-// them, find one by its resource label, and tell whose a name is. (A cluster's creator owns it,
-// so updating and deleting its own need nothing more; Rancher's standard users may create
-// clusters but not read others'.)
-var provRights = []rancherapi.Access{
-	{Verb: "create", Group: "provisioning.cattle.io", Resource: "clusters", Namespace: "fleet-default"},
-	{Verb: "list", Group: "provisioning.cattle.io", Resource: "clusters", Namespace: "fleet-default"},
-	{Verb: "get", Group: "provisioning.cattle.io", Resource: "clusters", Namespace: "fleet-default"},
-}
-
-// rightsCheck asks Rancher's own cluster `local`, where provisioning clusters are Kubernetes
-// objects, whether the key's user has provRights (SelfSubjectAccessReviews through the proxy,
-// which any key may ask).
-func (r rancherPort) rightsCheck(ctx context.Context) backends.Check {
-	names := func(l []rancherapi.Access) string {
-		out := make([]string, len(l))
-		for i, a := range l {
-			out[i] = a.String()
-		}
-		return strings.Join(out, ", ")
-	}
-	denied, err := r.c.Denied(ctx, "local", provRights)
-	switch {
-	case err != nil:
-		return backends.Check{Name: "rancher rights", Detail: err.Error()}
-	case len(denied) > 0:
-		return backends.Check{Name: "rancher rights", Detail: "the key's user may not " + names(denied) +
-			" (Rancher's standard users may create clusters but not see others'; give it a global role that may manage every cluster)"}
-	}
-	return backends.Check{Name: "rancher rights", OK: true, Detail: names(provRights)}
 }
 
 // SetK8sVersion implements rke2.Rancher. A provisioned cluster: spec.kubernetesVersion and

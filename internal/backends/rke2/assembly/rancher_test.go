@@ -18,6 +18,7 @@ import (
 	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	"github.com/waldur/site-agent/internal/sim/simfault"
 	"github.com/waldur/site-agent/internal/upstream"
 )
 
@@ -289,5 +290,34 @@ func TestDiagnose(t *testing.T) {
 	}
 	if got := sim.Calls()["k8s.POST"]; got != len(provRights) {
 		t.Fatalf("%d access reviews, want %d", got, len(provRights))
+	}
+}
+
+// Issue 17 item 14: the cycle's ping is one request — one provisioning cluster listed, however
+// many there are — and none while an answer from Rancher is fresh; a Rancher that stopped
+// answering fails it once the last answer is older than that.
+func TestPingIsOneRequestOrNone(t *testing.T) {
+	sim, c, _ := newSim(t)
+	ctx := context.Background()
+	total := func() int { v3, k8s := sim.Total(); return v3 + k8s }
+	if err := c.Ping(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := total(); got != 1 {
+		t.Fatalf("first ping: %d requests %v, want 1", got, sim.Calls())
+	}
+	sim.ResetCalls()
+	if err := c.Ping(ctx, time.Minute); err != nil || total() != 0 {
+		t.Fatalf("ping right after an answer: %v, %d requests %v, want none", err, total(), sim.Calls())
+	}
+	if err := c.Ping(ctx, 0); err != nil || total() != 1 {
+		t.Fatalf("ping with no answer fresh enough: %v, %d requests, want 1", err, total())
+	}
+	sim.SetFaults(ranchersim.Faults{Rate: 1, Seed: 1, Kinds: []simfault.Kind{simfault.Status503}})
+	if err := c.Ping(ctx, time.Minute); err != nil {
+		t.Fatalf("ping within a minute of an answer: %v", err)
+	}
+	if err := c.Ping(ctx, time.Nanosecond); err == nil {
+		t.Fatal("ping of a Rancher answering 503 passed")
 	}
 }

@@ -31,6 +31,7 @@ var forceWait, forcePoll = 10 * time.Second, 500 * time.Millisecond
 // Without force_destroy they are a permanent error naming each (kind, name, id); with it they
 // are deleted, and what is still being deleted is a transient "in progress".
 func (in *Infra) ClearLeftovers(ctx context.Context, c rke2.ClusterRef) error {
+	in.forgetChain(c.UUID)
 	cl, err := in.clusterConn(ctx, c, false)
 	if err != nil || cl == nil {
 		return err

@@ -25,7 +25,12 @@
 // the cloud-init as user data. CreateServer adopts a live server of the same name and tag
 // instead of booting a second one; RepairNode confirms a port Nova's listing does not show and
 // makes a missing floating IP on the node's port (secgroup.go: the group's rules follow the
-// settings on every pass).
+// settings, missing ones made in one bulk request).
+//
+// What cannot change within an order is looked up once per process: the network chain
+// EnsureNetwork ensured, for 10 minutes (chains.go; a failed CreateServer or RepairNode and a
+// teardown forget it), and flavors and the image resolved by name, for a minute (lookups.go;
+// the diagnostics always look afresh).
 //
 // What real Nova does (real_test.go runs against it, scripts/openstack/up.sh --compute): the
 // pre-made port is bound to the server only when the compute host builds it, so the floating

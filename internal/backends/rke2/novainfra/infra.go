@@ -37,6 +37,10 @@ type Infra struct {
 	// clusters are the connections scoped to each cluster's own project (tenant: per_cluster),
 	// by cluster UUID; a project enters only once its role and quotas are set in this process.
 	clusters map[string]*conn
+	// chains are the network chains ensured in this process, by cluster UUID (chains.go).
+	chains map[string]chain
+	// resolved are flavors and images found by name lately (lookups.go).
+	resolved map[string]resolved
 }
 
 // Options are test and tuning hooks for New.
@@ -78,7 +82,8 @@ func New(s *rke2.Settings, o Options) (*Infra, error) {
 	hc := osc.NewHTTPClient(osc.WithUpstream(osc.HTTPOptions{Base: o.Transport, VerifyTLS: *s.OpenStack.VerifySSL, RootCAs: pool,
 		Retries: *s.OpenStack.Retries, Timeout: s.OpenStack.RequestTimeout, WaitMin: o.RetryWaitMin, WaitMax: o.RetryWaitMax,
 		Logger: log}, o.Params.Upstreams.Get(upstream.OpenStack), osc.Pinned{Timeout: timeout, Retries: retries}))
-	return &Infra{settings: s, log: log, hc: hc, components: o.Params.Components, clusters: map[string]*conn{}}, nil
+	return &Infra{settings: s, log: log, hc: hc, components: o.Params.Components, clusters: map[string]*conn{}, chains: map[string]chain{},
+		resolved: map[string]resolved{}}, nil
 }
 
 // Close releases idle connections.
@@ -141,7 +146,7 @@ func (in *Infra) Flavor(ctx context.Context, nameOrID string) (rke2.Flavor, erro
 	if err != nil {
 		return rke2.Flavor{}, err
 	}
-	f, err := c.flavor(ctx, nameOrID)
+	f, err := in.cachedFlavor(ctx, c, nameOrID)
 	if err != nil {
 		return rke2.Flavor{}, err
 	}

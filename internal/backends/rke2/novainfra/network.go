@@ -18,8 +18,20 @@ func clusterDesc(c rke2.ClusterRef) string { return "rke2-cluster=" + c.UUID }
 
 // EnsureNetwork finds or makes the cluster's network, subnet, router (gateway on the
 // external network, interface on the subnet) and security group in the shared tenant, or in
-// the cluster's own project (made first, see clusterConn).
+// the cluster's own project (made first, see clusterConn). A chain ensured in this process
+// less than chainTTL ago is taken as it is (chains.go).
 func (in *Infra) EnsureNetwork(ctx context.Context, c rke2.ClusterRef) (rke2.NetworkInfo, error) {
+	if ni, ok := in.knownChain(c.UUID); ok {
+		return ni, nil
+	}
+	ni, err := in.ensureNetwork(ctx, c)
+	if err == nil {
+		in.rememberChain(c.UUID, ni)
+	}
+	return ni, err
+}
+
+func (in *Infra) ensureNetwork(ctx context.Context, c rke2.ClusterRef) (rke2.NetworkInfo, error) {
 	var ni rke2.NetworkInfo
 	cl, err := in.clusterConn(ctx, c, true)
 	if err != nil {

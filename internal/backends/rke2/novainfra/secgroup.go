@@ -81,7 +81,7 @@ func findGroups(ctx context.Context, cl *conn, name string) ([]groups.SecGroup, 
 }
 
 // ensureGroup finds or makes the cluster's group and brings its rules in step with the
-// settings on every pass: missing rules are made, rules on the owned ports from networks the
+// settings: missing rules are made (addRules), rules on the owned ports from networks the
 // settings no longer list are deleted. A group in step costs the one list.
 func (in *Infra) ensureGroup(ctx context.Context, cl *conn, name string) (string, error) {
 	found, err := findGroups(ctx, cl, name)
@@ -110,23 +110,43 @@ func (in *Infra) ensureGroup(ctx context.Context, cl *conn, name string) (string
 				zap.Int("port", h.PortRangeMin), zap.String("from", h.RemoteIPPrefix))
 		}
 	}
+	return g.ID, in.addRules(ctx, cl, g, name, want)
+}
+
+// addRules makes the wanted rules the group lacks: in one bulk request (Neutron makes all or
+// none), and when that meets a rule made meanwhile (409), one at a time.
+func (in *Infra) addRules(ctx context.Context, cl *conn, g groups.SecGroup, name string, want []rule) error {
+	var missing []rule
+	var opts []rules.CreateOpts
 	for _, r := range want {
 		if hasRule(g, r) {
 			continue
 		}
-		opts := rules.CreateOpts{Direction: rules.DirIngress, EtherType: r.etherType(), SecGroupID: g.ID,
+		o := rules.CreateOpts{Direction: rules.DirIngress, EtherType: r.etherType(), SecGroupID: g.ID,
 			Protocol: rules.RuleProtocol(r.proto), PortRangeMin: r.min, PortRangeMax: r.max, ProjectID: cl.ProjectID}
 		if r.fromGroup {
-			opts.RemoteGroupID = g.ID
+			o.RemoteGroupID = g.ID
 		} else {
-			opts.RemoteIPPrefix = r.remote
+			o.RemoteIPPrefix = r.remote
 		}
-		_, err := rules.Create(ctx, cl.Network, opts).Extract()
-		if err != nil && !gophercloud.ResponseCodeIs(err, 409) { // 409: made by an interrupted pass
-			return "", osc.NeutronErr(fmt.Sprintf("create rule %s in %s", r, name), err)
+		missing, opts = append(missing, r), append(opts, o)
+	}
+	if len(opts) > 1 {
+		_, err := rules.CreateBulk(ctx, cl.Network, opts).Extract()
+		if err == nil || !gophercloud.ResponseCodeIs(err, 409) {
+			if err != nil {
+				return osc.NeutronErr(fmt.Sprintf("create %d rules in %s", len(opts), name), err)
+			}
+			return nil
 		}
 	}
-	return g.ID, nil
+	for i, o := range opts {
+		_, err := rules.Create(ctx, cl.Network, o).Extract()
+		if err != nil && !gophercloud.ResponseCodeIs(err, 409) { // 409: made meanwhile
+			return osc.NeutronErr(fmt.Sprintf("create rule %s in %s", missing[i], name), err)
+		}
+	}
+	return nil
 }
 
 // matches: the existing rule h is r.

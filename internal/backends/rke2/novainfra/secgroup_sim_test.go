@@ -32,15 +32,16 @@ func ruleSet(sim *openstacksim.Server, group string) []string {
 }
 
 // Defect 3 of issue 17: SSH (22) opens to ssh_allowed_cidrs only, the Kubernetes API (6443)
-// to api_allowed_cidrs; the supervisor and kubelet stay limited to the cluster's nodes. Every
-// pass brings an existing cluster's group in step with the settings, touching nothing when it
-// is, and leaving rules on other ports alone.
+// to api_allowed_cidrs; the supervisor and kubelet stay limited to the cluster's nodes. A
+// process's first pass over a cluster (and one every chainTTL after) brings an existing
+// cluster's group in step with the settings, touching nothing when it is, and leaving rules on
+// other ports alone.
 func TestSecurityGroupFollowsSettings(t *testing.T) {
 	sim, url, ref := newSimCloud(t)
 	ctx := context.Background()
 	group := "rke2-" + ref.Name + "-" + ref.UUID
-	restricted := simInfraOn(t, sim, url, nil, map[string]any{"ssh_allowed_cidrs": []any{"198.51.100.0/24"},
-		"api_allowed_cidrs": []any{"192.0.2.0/24", "2001:db8::/32"}})
+	settings := map[string]any{"ssh_allowed_cidrs": []any{"198.51.100.0/24"}, "api_allowed_cidrs": []any{"192.0.2.0/24", "2001:db8::/32"}}
+	restricted := simInfraOn(t, sim, url, nil, settings)
 	if _, err := restricted.EnsureNetwork(ctx, ref); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,8 @@ func TestSecurityGroupFollowsSettings(t *testing.T) {
 	sim.AddRule(group, "tcp", 9345, "0.0.0.0/0") // opened by hand: the supervisor stays the nodes' only
 	sim.AddRule(group, "tcp", 8080, "0.0.0.0/0") // a port the settings do not own: left alone
 	sim.ResetCalls()
-	if _, err := restricted.EnsureNetwork(ctx, ref); err != nil {
+	// the next process's first pass (a process remembers a chain it ensured: chains.go)
+	if _, err := simInfraOn(t, sim, url, nil, settings).EnsureNetwork(ctx, ref); err != nil {
 		t.Fatal(err)
 	}
 	if c := sim.Calls(); c["neutron POST /v2.0/security-group-rules"] != 0 || c["neutron DELETE /v2.0/security-group-rules/{id}"] != 1 {
@@ -114,5 +116,36 @@ func TestExistingSubnetIsKept(t *testing.T) {
 		if n > 0 && (op == "neutron POST /v2.0/subnets" || op == "neutron PUT /v2.0/subnets/{id}" || op == "neutron POST /v2.0/networks") {
 			t.Fatalf("the pass changed the existing network: %s", op)
 		}
+	}
+}
+
+// Issue 17 item 14: an order's calls ensure the network chain once; the next call takes it as
+// it is, without a request, until a teardown (or a failed server create) makes it look again.
+func TestEnsureNetworkRemembersChain(t *testing.T) {
+	sim, url, ref := newSimCloud(t)
+	ctx := context.Background()
+	in := simInfraOn(t, sim, url, nil, nil)
+	first, err := in.EnsureNetwork(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.ResetCalls()
+	again, err := in.EnsureNetwork(ctx, ref)
+	if err != nil || !slices.Equal(again.SecurityGroups, first.SecurityGroups) || again.NetworkID != first.NetworkID || again.SubnetID != first.SubnetID {
+		t.Fatalf("second EnsureNetwork: %+v, %v; want %+v", again, err, first)
+	}
+	if c := sim.Calls(); len(c) != 0 {
+		t.Fatalf("second EnsureNetwork made requests %v", c)
+	}
+	if err := in.TearDown(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	sim.ResetCalls()
+	made, err := in.EnsureNetwork(ctx, ref)
+	if err != nil || made.NetworkID == first.NetworkID {
+		t.Fatalf("EnsureNetwork after the teardown: %+v, %v; want a new chain", made, err)
+	}
+	if c := sim.Calls(); c["neutron POST /v2.0/networks"] != 1 {
+		t.Fatalf("EnsureNetwork after the teardown made %v, want the network made again", c)
 	}
 }

@@ -78,70 +78,81 @@ func view(s *servers.Server, network string) rke2.ServerView {
 }
 
 // CreateServer boots one node (see the package documentation). A live server of the same
-// name in the cluster is adopted: its floating IP is made if missing and it is returned.
+// name in the cluster is adopted: its floating IP is made if missing and it is returned (unless
+// req.Unlisted: the caller has just seen there is none). A
+// failure forgets the cluster's network chain (chains.go): it may be what failed.
 func (in *Infra) CreateServer(ctx context.Context, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest) (rke2.ServerView, error) {
+	v, err := in.createServer(ctx, c, ni, req)
+	if err != nil {
+		in.forgetChain(c.UUID)
+	}
+	return v, err
+}
+
+func (in *Infra) createServer(ctx context.Context, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest) (rke2.ServerView, error) {
 	cl, err := in.clusterConn(ctx, c, true)
 	if err != nil {
 		return rke2.ServerView{}, err
 	}
-	existing, err := cl.servers(ctx, c)
-	if err != nil {
-		return rke2.ServerView{}, err
+	var existing []servers.Server
+	if !req.Unlisted {
+		if existing, err = cl.servers(ctx, c); err != nil {
+			return rke2.ServerView{}, err
+		}
 	}
 	for i := range existing {
 		s := &existing[i]
 		if s.Name == req.Name && s.Status != "ERROR" && !going(s) {
-			return in.finish(ctx, cl, c, ni, req, s.ID)
+			return in.finish(ctx, cl, c, ni, req, view(s, chainName(c)))
 		}
 	}
-	id, err := in.boot(ctx, cl, c, ni, req)
+	made, err := in.boot(ctx, cl, c, ni, req)
 	if err != nil {
 		return rke2.ServerView{}, err
 	}
-	return in.finish(ctx, cl, c, ni, req, id)
+	return in.finish(ctx, cl, c, ni, req, made)
 }
 
-// finish makes the floating IP when asked and returns the server as it is now.
-func (in *Infra) finish(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest, id string) (rke2.ServerView, error) {
+// finish makes the floating IP when asked and returns the server: as listed (adopted) or as
+// just asked for (BUILD; Nova's answer to a create holds little more than the id, and reading
+// the server back would say only that it builds).
+func (in *Infra) finish(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest, v rke2.ServerView) (rke2.ServerView, error) {
 	if req.FloatingIP {
-		if err := in.ensureFloatingIP(ctx, cl, c, ni, req.Name, id); err != nil {
+		if err := in.ensureFloatingIP(ctx, cl, c, ni, req.Name, v.ID); err != nil {
 			return rke2.ServerView{}, err
 		}
 	}
-	s, err := servers.Get(ctx, cl.compute, id).Extract()
-	if err != nil {
-		return rke2.ServerView{}, osc.Classify("nova", fmt.Errorf("get server %s: %w", req.Name, err))
-	}
-	return view(s, chainName(c)), nil
+	return v, nil
 }
 
-func (in *Infra) boot(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest) (string, error) {
-	flavor, err := cl.flavor(ctx, req.Node.Flavor)
+func (in *Infra) boot(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.NetworkInfo, req rke2.ServerRequest) (rke2.ServerView, error) {
+	var none rke2.ServerView
+	flavor, err := in.cachedFlavor(ctx, cl, req.Node.Flavor)
 	if err != nil {
-		return "", err
+		return none, err
 	}
-	image, err := cl.image(ctx, req.Image)
+	image, err := in.cachedImage(ctx, cl, req.Image)
 	if err != nil {
-		return "", err
+		return none, err
 	}
 	sgs := append([]string{}, ni.SecurityGroups...)
 	for _, name := range req.SecurityGroups {
 		found, err := findGroups(ctx, cl, name)
 		if err != nil {
-			return "", err
+			return none, err
 		}
 		if len(found) == 0 {
-			return "", failure.Errorf("openstack: security group %q (from the order) not found", name)
+			return none, failure.Errorf("openstack: security group %q (from the order) not found", name)
 		}
 		sgs = append(sgs, found[0].ID)
 	}
 	key, err := in.ensureKeypair(ctx, cl, c, req.SSHPublicKey)
 	if err != nil {
-		return "", err
+		return none, err
 	}
 	port, err := in.ensurePort(ctx, cl, c, ni, req.Name, sgs)
 	if err != nil {
-		return "", err
+		return none, err
 	}
 	meta := req.Inventory.Metadata()
 	meta[rke2.MetaVolumes] = strconv.Itoa(1 + len(req.Node.DataVolumes)) // the shape every pass checks
@@ -155,10 +166,10 @@ func (in *Infra) boot(ctx context.Context, cl *conn, c rke2.ClusterRef, ni rke2.
 	}
 	s, err := servers.Create(ctx, cl.compute, create, nil).Extract()
 	if err != nil {
-		return "", osc.Classify("nova", fmt.Errorf("create server %s: %w", req.Name, err))
+		return none, osc.Classify("nova", fmt.Errorf("create server %s: %w", req.Name, err))
 	}
 	backends.Log(ctx, in.log).Info("server created", zap.String("cluster", c.Name), zap.String("server", req.Name), zap.String("id", s.ID))
-	return s.ID, nil
+	return rke2.ServerView{ID: s.ID, Name: req.Name, Status: "BUILD", Metadata: meta}, nil
 }
 
 // blockDevices: the system volume from the image (boot index 0; its size defaults to the
@@ -251,8 +262,17 @@ func (in *Infra) ensureFloatingIP(ctx context.Context, cl *conn, c rke2.ClusterR
 }
 
 // RepairNode implements rke2.Infra (see there): a missing address is confirmed against the
-// server's ports in Neutron, a missing floating IP made on the node's port.
+// server's ports in Neutron, a missing floating IP made on the node's port. A failure or a
+// port off the network forgets the cluster's network chain (chains.go).
 func (in *Infra) RepairNode(ctx context.Context, c rke2.ClusterRef, ni rke2.NetworkInfo, s rke2.ServerView, floatingIP bool) (string, error) {
+	problem, err := in.repairNode(ctx, c, ni, s, floatingIP)
+	if problem != "" || err != nil {
+		in.forgetChain(c.UUID)
+	}
+	return problem, err
+}
+
+func (in *Infra) repairNode(ctx context.Context, c rke2.ClusterRef, ni rke2.NetworkInfo, s rke2.ServerView, floatingIP bool) (string, error) {
 	cl, err := in.clusterConn(ctx, c, true)
 	if err != nil {
 		return "", err

@@ -106,6 +106,7 @@ func deleteFIPs(ctx context.Context, cl *conn, fips []floatingips.FloatingIP) er
 // ports and volumes go with them a moment later. A cluster's own project (per_cluster) is
 // deleted last; an absent one means the cluster is gone.
 func (in *Infra) TearDown(ctx context.Context, c rke2.ClusterRef) error {
+	in.forgetChain(c.UUID)
 	cl, err := in.clusterConn(ctx, c, false)
 	if err != nil || cl == nil {
 		return err
