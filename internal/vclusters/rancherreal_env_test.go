@@ -53,6 +53,7 @@ type rancherNode struct {
 type rancherWorld struct {
 	env    *rancherenv.Env
 	admin  *rancherenv.Admin
+	key    rancherenv.Key // the program's API key (an admin's)
 	p      *process
 	prefix string
 }
@@ -72,11 +73,13 @@ func newRancherWorld(t testing.TB, logLevel, extra string) *rancherWorld {
 	stateDir := t.TempDir()
 	cfg := binaryConfig(t, stateDir, "", r.URL, "tunnel: {}\nkwok:\n  mode: run\n  binary: "+kwokBinary(t)+"\n"+extra)
 	cfg = rewrite(t, cfg, "log_level: info\n", "log_level: "+logLevel+"\n")
+	// A real Rancher on a loaded machine answers /v3/clusters in tens of seconds at 50 clusters.
+	cfg = rewrite(t, cfg, "  insecure: true\n", "  insecure: true\n  timeout: 2m\n")
 	cfg = rewrite(t, cfg, "  kubeconfig: \n", "  start:\n    kube_apiserver: "+filepath.Join(bin, "kube-apiserver")+
 		"\n    etcd: "+etcd+"\n    kube_controller_manager: "+filepath.Join(bin, "kube-controller-manager")+
 		"\n    etcd_unsafe_no_fsync: true\n")
-	key := w.admin.APIKey(t, "site-agent-vclusters tier 2")
-	w.p = startBinary(t, cfg, key.Bearer(), freePort(t))
+	w.key = w.admin.APIKey(t, "site-agent-vclusters tier 2")
+	w.p = startBinary(t, cfg, w.key.Bearer(), freePort(t))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the program's output:\n%s", w.p.out)
@@ -120,9 +123,15 @@ func (w *rancherWorld) sweep(t testing.TB, match func(string) bool) {
 	defer cancel()
 	list := func() []rancherCluster {
 		var cs []rancherCluster
-		if err := w.admin.List(ctx, "/v3/clusters", &cs); err != nil {
-			t.Errorf("sweep: %v", err)
-			return nil
+		for try := 1; ; try++ {
+			err := w.admin.List(ctx, "/v3/clusters", &cs)
+			if err == nil {
+				break
+			}
+			if try == 3 {
+				t.Errorf("sweep: %v", err)
+				return nil
+			}
 		}
 		var out []rancherCluster
 		for _, c := range cs {

@@ -14,6 +14,7 @@ import (
 // the agent session and Rancher's `/ping` check over the steve session — with their Nodes
 // (made by Rancher's nodesyncer from the Nodes it lists through the tunnel) and their capacity,
 // allocatable and requested totals; Rancher's proxy reaches their Nodes through the tunnel; a
+// the product's rancher backend runs an order in one of them through Rancher and the tunnel; a
 // DELETE through the tool's API removes them from Rancher.
 func TestRealRancherVirtualClustersBecomeActive(t *testing.T) {
 	w := newRancherWorld(t, "info", "sync:\n  pod_resources_interval: 2s\n")
@@ -35,6 +36,7 @@ func TestRealRancherVirtualClustersBecomeActive(t *testing.T) {
 		w.checkNodes(t, ids[i])
 		w.checkProxiedNodes(t, ids[i])
 	}
+	w.order(t, w.name(0), ids[0])
 	w.checkDials(t)
 	for i := range n {
 		start := time.Now()
