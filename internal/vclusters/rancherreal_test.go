@@ -71,15 +71,21 @@ func (w *rancherWorld) waitActive(t testing.TB, name string, limit time.Duration
 
 // checkTotals: Rancher's capacity and allocatable are the 3 Nodes' (16 CPUs, 64Gi, 110 pods
 // each), requested counts the 10 Pods of 100m and 128Mi (from the Nodes' pod-requests
-// annotations, written every 2 s here).
+// annotations, written every 2 s here). Rancher's clusterstats aggregator computes them after
+// its nodesyncer has given every v3 node its roles, retrying with its controller's backoff until
+// then: under load that took over a minute once.
 func (w *rancherWorld) checkTotals(t *testing.T, name, id string) {
 	t.Helper()
 	var c rancherCluster
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Second) {
+	began := time.Now()
+	for deadline := began.Add(3 * time.Minute); ; time.Sleep(2 * time.Second) {
 		c, _ = w.cluster(t, name)
 		r := c.Requested
 		if c.Capacity["cpu"] == "48" && c.Capacity["pods"] == "330" && c.Allocatable["cpu"] == "48" &&
 			r["pods"] == "10" && r["cpu"] == "1" && r["memory"] == "1280Mi" {
+			if waited := time.Since(began); waited > 5*time.Second {
+				t.Logf("%s: Rancher's totals %s after the cluster was active", name, waited.Round(time.Second))
+			}
 			return
 		}
 		if time.Now().After(deadline) {
