@@ -7,7 +7,7 @@ CLI_PKG := github.com/waldur/site-agent/internal/cli
 # `site-agent version` prints these; where one is empty it falls back to the build information.
 LDFLAGS := -s -w -X $(CLI_PKG).Version=$(VERSION) -X $(CLI_PKG).Commit=$(COMMIT) -X $(CLI_PKG).BuildDate=$(BUILD_DATE)
 
-.PHONY: build install release demo vclusters bench-vclusters test test-fast bench bench-events lint
+.PHONY: build install release demo vclusters bench-vclusters bench-vclusters-rancher test test-fast bench bench-events lint
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/site-agent ./cmd/site-agent
 
@@ -57,5 +57,13 @@ bench-events:
 bench-vclusters:
 	./scripts/kwok/build.sh >/dev/null
 	SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench '^BenchmarkVirtualClusters$$' -benchtime 1x -timeout 60m ./internal/vclusters/
+# virtual clusters in the real Rancher (docs/virtual-clusters.md, issue 16): Rancher's RSS and CPU per
+# connected cluster and its API latency at 0, 10, 50 and 100 clusters (SITE_AGENT_VC_RANCHER_STEPS,
+# SITE_AGENT_VC_RANCHER_SAMPLES change them), against the Rancher of scripts/rancher/up.sh (started
+# here if it is not up; stop it with scripts/rancher/down.sh). Needs scripts/kube/build.sh.
+bench-vclusters-rancher:
+	./scripts/kwok/build.sh >/dev/null
+	./scripts/rancher/up.sh
+	SITE_AGENT_REAL_TESTS=1 SITE_AGENT_REQUIRE_REAL=1 go test -run '^$$' -bench '^BenchmarkVirtualClustersRealRancher$$' -benchtime 1x -timeout 90m ./internal/vclusters/
 lint:
 	gofmt -l . && go vet ./...

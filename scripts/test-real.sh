@@ -29,7 +29,8 @@
 #     DOM, checked by test/e2e (installing the package needs root);
 #   - Rancher: a real Rancher v2.12.0 built from its source (scripts/rancher/build.sh, cached)
 #     and started on loopback (scripts/rancher/up.sh; down.sh after its tests) for the rancher
-#     backend, the rke2 backend's Rancher port and their diagnostics. The Rancher module is not on
+#     backend, the rke2 backend's Rancher port, their diagnostics and virtual clusters imported
+#     into it (site-agent-vclusters, which needs KWOK from the KUBE part). The Rancher module is not on
 #     the module proxy: without its source (RANCHER_SRC, the cache, or github.com) these tests
 #     are skipped with a loud notice saying how to provide it, and the run stays green;
 #   - a soak: the tunnel, leader and stomp packages SOAK_COUNT times each (default 3; use 20
@@ -248,6 +249,8 @@ if [ -n "$rancher_pid" ]; then
     log "real Rancher: the rke2 port and the rancher backend's binary against it ($(elapsed))"
     SITE_AGENT_RANCHER=1 go test -race -count=1 -p 1 -timeout 20m ./internal/backends/rke2/assembly/
     SITE_AGENT_RANCHER=1 go test -count=1 -timeout 20m -run 'RealRancher' ./test/e2e/
+    log "real Rancher: virtual clusters imported and active in it ($(elapsed))"
+    SITE_AGENT_RANCHER=1 go test -race -count=1 -timeout 10m -run '^TestRealRancher' ./internal/vclusters/
     ./scripts/rancher/down.sh
     trap - EXIT
   fi
