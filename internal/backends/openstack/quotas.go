@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/clients/openstack/tenant"
@@ -28,37 +29,46 @@ type quota struct {
 	Service service
 }
 
-// quotaTable lists the quotas by canonical name (Waldur's OpenStack plugin maps the same set).
-var quotaTable = map[string]quota{
-	"cores":               {"cores", nova},
-	"ram":                 {"ram", nova},
-	"instances":           {"instances", nova},
-	"volumes":             {"volumes", cinder},
-	"gigabytes":           {"gigabytes", cinder},
-	"snapshots":           {"snapshots", cinder},
-	"backups":             {"backups", cinder},
-	"backup_gigabytes":    {"backup_gigabytes", cinder},
-	"network":             {"network", neutron},
-	"subnet":              {"subnet", neutron},
-	"port":                {"port", neutron},
-	"router":              {"router", neutron},
-	"floatingip":          {"floatingip", neutron},
-	"security_group":      {"security_group", neutron},
-	"security_group_rule": {"security_group_rule", neutron},
-}
-
+// quotaTable lists the quotas by canonical name (Waldur's OpenStack plugin maps the same set);
 // quotaAliases maps other accepted names (component names of Waldur's OpenStack plugin and
-// plural forms) to canonical quota names.
-var quotaAliases = map[string]string{
-	"vcpu": "cores", "cpu": "cores", "memory": "ram", "storage": "gigabytes", "disk": "gigabytes",
-	"floating_ip": "floatingip", "floating_ips": "floatingip", "floating_ip_count": "floatingip",
-	"networks": "network", "network_count": "network", "subnets": "subnet", "subnet_count": "subnet",
-	"ports": "port", "port_count": "port", "routers": "router", "router_count": "router",
-	"security_groups": "security_group", "security_group_count": "security_group",
-	"security_group_rules": "security_group_rule", "security_group_rule_count": "security_group_rule",
+// plural forms) to canonical quota names. Both are built on first use, not at start-up: most
+// agents have no OpenStack offering (issue 20 item 7).
+var (
+	quotaOnce    sync.Once
+	quotaTable   map[string]quota
+	quotaAliases map[string]string
+)
+
+func buildQuotaTables() {
+	quotaTable = map[string]quota{
+		"cores":               {"cores", nova},
+		"ram":                 {"ram", nova},
+		"instances":           {"instances", nova},
+		"volumes":             {"volumes", cinder},
+		"gigabytes":           {"gigabytes", cinder},
+		"snapshots":           {"snapshots", cinder},
+		"backups":             {"backups", cinder},
+		"backup_gigabytes":    {"backup_gigabytes", cinder},
+		"network":             {"network", neutron},
+		"subnet":              {"subnet", neutron},
+		"port":                {"port", neutron},
+		"router":              {"router", neutron},
+		"floatingip":          {"floatingip", neutron},
+		"security_group":      {"security_group", neutron},
+		"security_group_rule": {"security_group_rule", neutron},
+	}
+	quotaAliases = map[string]string{
+		"vcpu": "cores", "cpu": "cores", "memory": "ram", "storage": "gigabytes", "disk": "gigabytes",
+		"floating_ip": "floatingip", "floating_ips": "floatingip", "floating_ip_count": "floatingip",
+		"networks": "network", "network_count": "network", "subnets": "subnet", "subnet_count": "subnet",
+		"ports": "port", "port_count": "port", "routers": "router", "router_count": "router",
+		"security_groups": "security_group", "security_group_count": "security_group",
+		"security_group_rules": "security_group_rule", "security_group_rule_count": "security_group_rule",
+	}
 }
 
 func lookupQuota(name string) (quota, bool) {
+	quotaOnce.Do(buildQuotaTables)
 	n := strings.ToLower(strings.TrimSpace(name))
 	if canon, ok := quotaAliases[n]; ok {
 		n = canon
@@ -68,6 +78,7 @@ func lookupQuota(name string) (quota, bool) {
 }
 
 func quotaNames() string {
+	quotaOnce.Do(buildQuotaTables)
 	names := make([]string, 0, len(quotaTable))
 	for n := range quotaTable {
 		names = append(names, n)

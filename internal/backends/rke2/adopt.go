@@ -49,7 +49,7 @@ func (b *Backend) locate(ctx context.Context, uuid string) (string, error) {
 			continue
 		}
 		base, cut := strings.CutSuffix(s.Name, fmt.Sprintf("-%s-%d", inv.Role, inv.Index))
-		if cut && dnsLabelRe.MatchString(base) {
+		if cut && dnsLabelRe.get().MatchString(base) {
 			return base, nil
 		}
 	}

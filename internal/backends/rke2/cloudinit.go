@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -126,7 +125,7 @@ func loadCloudInit(path string) (*CloudInit, error) {
 // ParseCloudInit parses a template and proves it renders for every kind of node in both
 // bootstrap modes, so a broken site template stops the agent at start, not at the first order.
 func ParseCloudInit(source, text string) (*CloudInit, error) {
-	t, err := nodetemplate.Parse(source, text, templateFuncs)
+	t, err := nodetemplate.Parse(source, text, templateFuncs())
 	if err != nil {
 		return nil, err
 	}
@@ -149,17 +148,17 @@ func (n *NodeConfig) kind() string {
 }
 
 var (
-	nameRe      = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	vaultPathRe = regexp.MustCompile(`^[A-Za-z0-9_-]+(/[A-Za-z0-9_.-]+)*$`)
-	labelRe     = regexp.MustCompile(`^[A-Za-z0-9._/-]*$`)
-	deviceRe    = regexp.MustCompile(`^/dev/[a-z]{2,4}[b-z]$`)
-	urlRe       = regexp.MustCompile(`^https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9._~/-]*)?$`)
+	nameRe      = &lazyRegexp{pattern: `^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`}
+	vaultPathRe = &lazyRegexp{pattern: `^[A-Za-z0-9_-]+(/[A-Za-z0-9_.-]+)*$`}
+	labelRe     = &lazyRegexp{pattern: `^[A-Za-z0-9._/-]*$`}
+	deviceRe    = &lazyRegexp{pattern: `^/dev/[a-z]{2,4}[b-z]$`}
+	urlRe       = &lazyRegexp{pattern: `^https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9._~/-]*)?$`}
 )
 
 // check refuses data that would make a broken or unsafe node configuration.
 func (n *NodeConfig) check() error {
 	switch {
-	case !nameRe.MatchString(n.NodeName):
+	case !nameRe.get().MatchString(n.NodeName):
 		return fmt.Errorf("node name %q is not a DNS label", n.NodeName)
 	case n.Role != "server" && n.Role != "agent":
 		return fmt.Errorf("role %q is not server or agent", n.Role)
@@ -167,19 +166,19 @@ func (n *NodeConfig) check() error {
 		return fmt.Errorf("only a server can be the initial node")
 	case n.Bootstrap != BootstrapRancher && n.Bootstrap != BootstrapRKE2:
 		return fmt.Errorf("bootstrap %q is not rancher or rke2", n.Bootstrap)
-	case !urlRe.MatchString(n.VaultAddr):
+	case !urlRe.get().MatchString(n.VaultAddr):
 		return fmt.Errorf("vault address %q is not an http(s) URL", n.VaultAddr)
 	case n.VaultRoleID == "" || n.VaultSecretID.IsZero() || n.VaultKVDataPath == "" || n.VaultAppRoleMount == "":
 		return fmt.Errorf("vault role id, secret id, approle mount and token path are required")
-	case !vaultPathRe.MatchString(n.VaultAppRoleMount) || !vaultPathRe.MatchString(n.VaultKVDataPath):
+	case !vaultPathRe.get().MatchString(n.VaultAppRoleMount) || !vaultPathRe.get().MatchString(n.VaultKVDataPath):
 		return fmt.Errorf("vault approle mount %q and token path %q must be plain paths", n.VaultAppRoleMount, n.VaultKVDataPath)
-	case n.Bootstrap == BootstrapRancher && !urlRe.MatchString(n.RancherURL):
+	case n.Bootstrap == BootstrapRancher && !urlRe.get().MatchString(n.RancherURL):
 		return fmt.Errorf("rancher URL %q is not an http(s) URL", n.RancherURL)
-	case n.Bootstrap == BootstrapRKE2 && !urlRe.MatchString(n.RKE2InstallURL):
+	case n.Bootstrap == BootstrapRKE2 && !urlRe.get().MatchString(n.RKE2InstallURL):
 		return fmt.Errorf("RKE2 install URL %q is not an http(s) URL", n.RKE2InstallURL)
 	case n.Bootstrap == BootstrapRKE2 && n.Initial != (n.ServerURL == ""):
 		return fmt.Errorf("the initial server has no server URL and every joining node has one (got %q)", n.ServerURL)
-	case n.Bootstrap == BootstrapRKE2 && n.ServerURL != "" && (!urlRe.MatchString(n.ServerURL) || !strings.HasSuffix(n.ServerURL, ":9345")):
+	case n.Bootstrap == BootstrapRKE2 && n.ServerURL != "" && (!urlRe.get().MatchString(n.ServerURL) || !strings.HasSuffix(n.ServerURL, ":9345")):
 		return fmt.Errorf("server URL %q must point at the supervisor port 9345", n.ServerURL)
 	}
 	return n.checkPlain()
@@ -188,12 +187,12 @@ func (n *NodeConfig) check() error {
 // checkPlain refuses labels and disks that a template inserts unquoted.
 func (n *NodeConfig) checkPlain() error {
 	for k, v := range n.Labels {
-		if !labelRe.MatchString(k) || !labelRe.MatchString(v) {
+		if !labelRe.get().MatchString(k) || !labelRe.get().MatchString(v) {
 			return fmt.Errorf("node label %q=%q has characters a label cannot have", k, v)
 		}
 	}
 	for _, d := range n.Disks {
-		if !deviceRe.MatchString(d.Device) || !filesystemRe.MatchString(d.Filesystem) || !mountPointRe.MatchString(d.MountPoint) {
+		if !deviceRe.get().MatchString(d.Device) || !filesystemRe.get().MatchString(d.Filesystem) || !mountPointRe.get().MatchString(d.MountPoint) {
 			return fmt.Errorf("data disk %q (%q at %q) is not a device, filesystem and absolute mount point", d.Device, d.Filesystem, d.MountPoint)
 		}
 	}
@@ -257,20 +256,23 @@ func sampleConfigs(sid secret.Secret) []NodeConfig {
 	return out
 }
 
-// templateFuncs are the functions cloud-init templates may call besides the built-in ones.
-var templateFuncs = map[string]nodetemplate.Func{
-	"quote": nodetemplate.String("quote", yamlQuote),
-	"shq":   nodetemplate.String("shq", func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }),
-	"reveal": func(args ...any) (any, error) {
-		if len(args) != 1 {
-			return nil, fmt.Errorf("wrong number of args for reveal: want 1 got %d", len(args))
-		}
-		s, ok := args[0].(secret.Secret)
-		if !ok {
-			return nil, fmt.Errorf("wrong type for value; expected secret.Secret; got %T", args[0])
-		}
-		return s.Reveal(), nil
-	},
+// templateFuncs are the functions cloud-init templates may call besides the built-in ones (built
+// per parse, not at start-up: most agents have no rke2 offering).
+func templateFuncs() map[string]nodetemplate.Func {
+	return map[string]nodetemplate.Func{
+		"quote": nodetemplate.String("quote", yamlQuote),
+		"shq":   nodetemplate.String("shq", func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }),
+		"reveal": func(args ...any) (any, error) {
+			if len(args) != 1 {
+				return nil, fmt.Errorf("wrong number of args for reveal: want 1 got %d", len(args))
+			}
+			s, ok := args[0].(secret.Secret)
+			if !ok {
+				return nil, fmt.Errorf("wrong type for value; expected secret.Secret; got %T", args[0])
+			}
+			return s.Reveal(), nil
+		},
+	}
 }
 
 // yamlQuote writes s as a double-quoted scalar (JSON's escapes are YAML's; no HTML escaping).

@@ -173,7 +173,7 @@ type Totals struct {
 // Check judges a parsed spec against the settings and the resolved flavors; every failure is
 // a failure.Errorf whose message is fit for the customer.
 func Check(s *Settings, spec *ClusterSpec, flavors map[string]Flavor) error {
-	if !dnsLabelRe.MatchString(spec.Name) || len(spec.Name) > maxClusterName {
+	if !dnsLabelRe.get().MatchString(spec.Name) || len(spec.Name) > maxClusterName {
 		return failure.Errorf("cluster name %q must be a DNS label of at most %d characters (node names add -server-N): lower-case letters, digits and '-', starting and ending with a letter or digit", spec.Name, maxClusterName)
 	}
 	if !validServerCount(spec.Servers) {

@@ -2,7 +2,6 @@ package rke2
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -74,7 +73,7 @@ const (
 )
 
 // clusterIDRe: the Waldur resource UUID as hex, which is also a valid label value and tag.
-var clusterIDRe = regexp.MustCompile(`^[0-9a-f]{32}$`)
+var clusterIDRe = &lazyRegexp{pattern: `^[0-9a-f]{32}$`}
 
 // The inventory's keys in Nova server metadata and in Rancher node labels, in the order encode
 // and decodeInventory use: cluster, role, kind, stage, index, join.
@@ -122,7 +121,7 @@ func decodeInventory(m map[string]string, k [6]string, what string) (Inventory, 
 	bad := func(key, format string, args ...any) (Inventory, bool, error) {
 		return inv, true, fmt.Errorf("%s %s: %s", what, key, fmt.Sprintf(format, args...))
 	}
-	if !clusterIDRe.MatchString(cluster) {
+	if !clusterIDRe.get().MatchString(cluster) {
 		return bad(k[0], "want 32 hex digits, got %q", cluster)
 	}
 	inv.Cluster = cluster
@@ -153,7 +152,7 @@ func decodeInventory(m map[string]string, k [6]string, what string) (Inventory, 
 	}
 	inv.Index = idx
 	inv.Join = m[k[5]]
-	if inv.Join != "" && !dnsLabelRe.MatchString(inv.Join) {
+	if inv.Join != "" && !dnsLabelRe.get().MatchString(inv.Join) {
 		return bad(k[5], "want a node name, got %q", inv.Join)
 	}
 	if inv.Initial && inv.Join != "" {

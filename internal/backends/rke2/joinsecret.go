@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"regexp"
 
 	"go.yaml.in/yaml/v3"
 
@@ -48,7 +47,7 @@ type JoinSecret struct {
 }
 
 // importURLRe: the script hands the URL to curl inside a double-quoted config line.
-var importURLRe = regexp.MustCompile(`^https?://[^\s"\\]+$`)
+var importURLRe = &lazyRegexp{pattern: `^https?://[^\s"\\]+$`}
 
 // EnsureJoin (bootstrap rke2) writes the cluster's policy and AppRole and brings its secret up
 // to date. The join token is created only when the secret does not exist and mayCreate is set
@@ -57,7 +56,7 @@ var importURLRe = regexp.MustCompile(`^https?://[^\s"\\]+$`)
 // Without mayCreate a missing secret is a failure an operator must resolve: a fresh token would
 // not let a node join the servers that hold the old one.
 func (v *ClusterVault) EnsureJoin(ctx context.Context, cluster string, js JoinSecret, mayCreate bool) error {
-	if !importURLRe.MatchString(js.ImportURL.Reveal()) {
+	if !importURLRe.get().MatchString(js.ImportURL.Reveal()) {
 		return fmt.Errorf("rancher's import manifest URL is not a plain http(s) URL")
 	}
 	if err := v.ensureAccess(ctx, cluster); err != nil {

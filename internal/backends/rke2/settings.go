@@ -116,7 +116,7 @@ const (
 	maxMaxWorkerNodes        = 10000
 )
 
-var k8sVersionRe = regexp.MustCompile(`^v1\.\d+\.\d+\+rke2r\d+$`)
+var k8sVersionRe = &lazyRegexp{pattern: `^v1\.\d+\.\d+\+rke2r\d+$`}
 
 // DecodeSettings decodes, defaults and validates an rke2 backend_settings section. Warnings are
 // unknown keys; the error names the first bad key.
@@ -223,7 +223,7 @@ func (s *Settings) validateCore() error {
 			return fmt.Errorf("backend_settings.%s: is required", r.key)
 		}
 	}
-	if !k8sVersionRe.MatchString(s.K8sVersion) {
+	if !k8sVersionRe.get().MatchString(s.K8sVersion) {
 		return fmt.Errorf("backend_settings.k8s_version: want an RKE2 release such as %s, got %q", DefaultK8sVersion, s.K8sVersion)
 	}
 	if s.DeploymentMode == ModeManaged && s.ServerFlavorName == "" {
@@ -331,7 +331,7 @@ func (s *Settings) validateIntegrations() error {
 	if s.ArgoCDKubeconfig.IsZero() != (s.ArgoCDNamespace == "") {
 		return fmt.Errorf("backend_settings.argocd_k8s_namespace: argocd_k8s_namespace and argocd_k8s_kubeconfig go together")
 	}
-	if s.ArgoCDNamespace != "" && !dnsLabelRe.MatchString(s.ArgoCDNamespace) {
+	if s.ArgoCDNamespace != "" && !dnsLabelRe.get().MatchString(s.ArgoCDNamespace) {
 		return fmt.Errorf("backend_settings.argocd_k8s_namespace: want a namespace name, got %q", s.ArgoCDNamespace)
 	}
 	if s.CloudInitTemplateFile != "" {

@@ -49,11 +49,11 @@ const (
 )
 
 var (
-	cronFieldRe = regexp.MustCompile(`^[0-9A-Za-z*/,?LW#-]+$`)
-	s3BucketRe  = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
-	s3FolderRe  = regexp.MustCompile(`^[A-Za-z0-9!_.*'()/-]*$`)
-	s3RegionRe  = regexp.MustCompile(`^[a-z0-9-]*$`)
-	s3KeyRe     = regexp.MustCompile(`^[\x21-\x7e]*$`) // printable ASCII, no space
+	cronFieldRe = &lazyRegexp{pattern: `^[0-9A-Za-z*/,?LW#-]+$`}
+	s3BucketRe  = &lazyRegexp{pattern: `^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`}
+	s3FolderRe  = &lazyRegexp{pattern: `^[A-Za-z0-9!_.*'()/-]*$`}
+	s3RegionRe  = &lazyRegexp{pattern: `^[a-z0-9-]*$`}
+	s3KeyRe     = &lazyRegexp{pattern: `^[\x21-\x7e]*$`} // printable ASCII, no space
 )
 
 func (d *DayTwo) applyDefaults() {
@@ -78,7 +78,7 @@ func (d *DayTwo) validate() error {
 	if d.UpgradeAgentBatch < 1 || d.UpgradeAgentBatch > maxUpgradeAgentBatch {
 		return fmt.Errorf("backend_settings.upgrade_agent_batch: must be between 1 and %d, got %d", maxUpgradeAgentBatch, d.UpgradeAgentBatch)
 	}
-	if f := strings.Fields(d.EtcdSnapshotScheduleCron); len(f) != 5 || !allMatch(cronFieldRe, f) {
+	if f := strings.Fields(d.EtcdSnapshotScheduleCron); len(f) != 5 || !allMatch(cronFieldRe.get(), f) {
 		return fmt.Errorf("backend_settings.etcd_snapshot_schedule_cron: want a cron expression of five fields such as %q, got %q",
 			DefaultEtcdSnapshotScheduleCron, d.EtcdSnapshotScheduleCron)
 	}
@@ -102,17 +102,17 @@ func (s *EtcdS3) validate() error {
 		}
 	}
 	switch {
-	case !s3BucketRe.MatchString(s.Bucket):
+	case !s3BucketRe.get().MatchString(s.Bucket):
 		return fmt.Errorf("%s: is required: an S3 bucket name (3-63 lower-case letters, digits, '.' and '-'), got %q", key("bucket"), s.Bucket)
-	case !s3FolderRe.MatchString(s.Folder):
+	case !s3FolderRe.get().MatchString(s.Folder):
 		return fmt.Errorf("%s: want a key prefix of letters, digits and !_.*'()/-, got %q", key("folder"), s.Folder)
-	case !s3RegionRe.MatchString(s.Region):
+	case !s3RegionRe.get().MatchString(s.Region):
 		return fmt.Errorf("%s: want a region such as us-east-1, got %q", key("region"), s.Region)
 	case (s.AccessKey == "") != s.SecretKey.IsZero():
 		return fmt.Errorf("%s: access_key and secret_key go together (neither: the nodes' own IAM role)", key("access_key"))
-	case !s3KeyRe.MatchString(s.AccessKey):
+	case !s3KeyRe.get().MatchString(s.AccessKey):
 		return fmt.Errorf("%s: must be printable ASCII without spaces", key("access_key"))
-	case !s3KeyRe.MatchString(s.SecretKey.Reveal()):
+	case !s3KeyRe.get().MatchString(s.SecretKey.Reveal()):
 		return fmt.Errorf("%s: must be printable ASCII without spaces", key("secret_key"))
 	}
 	return nil

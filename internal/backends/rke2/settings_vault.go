@@ -2,7 +2,6 @@ package rke2
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/waldur/site-agent/internal/backends"
 	"github.com/waldur/site-agent/internal/clients/vault"
@@ -40,14 +39,14 @@ func presentVaultAliases(in backends.Settings) []string {
 	return out
 }
 
-var vaultHostRe = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
+var vaultHostRe = &lazyRegexp{pattern: `^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`}
 
 // validateVaultAliases checks the deprecated keys that are set.
 func (s *Settings) validateVaultAliases() error {
 	if len(s.aliases) == 0 {
 		return nil
 	}
-	if !vaultHostRe.MatchString(s.VaultHost) {
+	if !vaultHostRe.get().MatchString(s.VaultHost) {
 		return fmt.Errorf("backend_settings.vault_host: want a host name or IP with vault_port, vault_token and vault_tls_verify "+
 			"(deprecated: better the top-level vault: section), got %q", s.VaultHost)
 	}

@@ -2,7 +2,6 @@ package rke2
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/waldur/site-agent/internal/backends"
 )
@@ -120,9 +119,9 @@ const (
 )
 
 var (
-	dnsLabelRe   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	mountPointRe = regexp.MustCompile(`^(/[A-Za-z0-9._-]+)+$`)
-	filesystemRe = regexp.MustCompile(`^(ext4|ext3|xfs|btrfs)$`)
+	dnsLabelRe   = &lazyRegexp{pattern: `^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`}
+	mountPointRe = &lazyRegexp{pattern: `^(/[A-Za-z0-9._-]+)+$`}
+	filesystemRe = &lazyRegexp{pattern: `^(ext4|ext3|xfs|btrfs)$`}
 )
 
 // ParseSpec reads a resource's order attributes and limits. Limits win over attribute counts,
@@ -330,7 +329,7 @@ func parseDataVolume(path string, v any) (DataVolume, error) {
 	if dv.MountPoint, err = d.str("mount_point", true); err != nil {
 		return dv, err
 	}
-	if !mountPointRe.MatchString(dv.MountPoint) {
+	if !mountPointRe.get().MatchString(dv.MountPoint) {
 		return dv, fmt.Errorf("%s: want an absolute path such as %s, got %q", d.key("mount_point"), StorageMountPoint, dv.MountPoint)
 	}
 	if dv.Filesystem, err = d.str("filesystem", false); err != nil {
@@ -339,7 +338,7 @@ func parseDataVolume(path string, v any) (DataVolume, error) {
 	if dv.Filesystem == "" {
 		dv.Filesystem = "ext4"
 	}
-	if !filesystemRe.MatchString(dv.Filesystem) {
+	if !filesystemRe.get().MatchString(dv.Filesystem) {
 		return dv, fmt.Errorf("%s: must be ext4, ext3, xfs or btrfs, got %q", d.key("filesystem"), dv.Filesystem)
 	}
 	return dv, nil

@@ -50,7 +50,7 @@ func (v *ClusterVault) Ensure(ctx context.Context, cluster string, token secret.
 
 // ensureAccess writes the policy that may read the cluster's secret and the AppRole that grants it.
 func (v *ClusterVault) ensureAccess(ctx context.Context, cluster string) error {
-	if !clusterIDRe.MatchString(cluster) {
+	if !clusterIDRe.get().MatchString(cluster) {
 		return fmt.Errorf("vault objects for cluster %q: want the resource UUID as 32 hex digits", cluster)
 	}
 	rules, _ := json.Marshal(map[string]any{"path": map[string]any{

@@ -2,7 +2,6 @@ package rke2
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 
 	"github.com/waldur/site-agent/internal/failure"
@@ -23,11 +22,11 @@ const (
 // Version is an RKE2 release, v1.MINOR.PATCH+rke2rREV.
 type Version struct{ Minor, Patch, Rev int }
 
-var versionRe = regexp.MustCompile(`^v1\.(\d+)\.(\d+)\+rke2r(\d+)$`)
+var versionRe = &lazyRegexp{pattern: `^v1\.(\d+)\.(\d+)\+rke2r(\d+)$`}
 
 // ParseVersion reads an RKE2 release name.
 func ParseVersion(s string) (Version, bool) {
-	m := versionRe.FindStringSubmatch(s)
+	m := versionRe.get().FindStringSubmatch(s)
 	if m == nil {
 		return Version{}, false
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
@@ -47,7 +48,7 @@ func (r rule) etherType() rules.RuleEtherType {
 // Kubernetes API (ssh_allowed_cidrs, api_allowed_cidrs), and the supervisor and kubelet, which
 // only the cluster's nodes may reach. A rule on them from a network the settings do not list
 // is deleted, so a setting change takes effect on existing clusters.
-var ownedPorts = map[int]bool{22: true, 6443: true, 9345: true, 10250: true}
+var ownedPorts = [...]int{22, 6443, 9345, 10250}
 
 // clusterRules are the group's rules: web (80/443) and ICMP from anywhere, the Kubernetes API
 // from api_allowed_cidrs, SSH from ssh_allowed_cidrs, and the supervisor (9345), kubelet
@@ -183,7 +184,7 @@ func hasRule(g groups.SecGroup, r rule) bool {
 // stale: h is a network-sourced ingress rule on one of the owned TCP ports that the settings
 // do not ask for.
 func stale(g groups.SecGroup, h rules.SecGroupRule, want []rule) bool {
-	if h.Direction != "ingress" || h.Protocol != "tcp" || h.RemoteGroupID != "" || h.PortRangeMin != h.PortRangeMax || !ownedPorts[h.PortRangeMin] {
+	if h.Direction != "ingress" || h.Protocol != "tcp" || h.RemoteGroupID != "" || h.PortRangeMin != h.PortRangeMax || !slices.Contains(ownedPorts[:], h.PortRangeMin) {
 		return false
 	}
 	for _, r := range want {

@@ -73,23 +73,29 @@ type NetworkTeardown struct {
 	KeepGoing bool
 }
 
-// netDeletes delete one object of each kind.
-var netDeletes = [...]func(ctx context.Context, nc *gophercloud.ServiceClient, o NetObject) error{
-	FloatingIPs: byID(floatingips.Delete), Routers: deleteRouter, Ports: byID(ports.Delete), Subnets: byID(subnets.Delete),
-	Networks: deleteNetwork, SecurityGroups: byID(groups.Delete),
-}
-
-// byID adapts a gophercloud delete-by-id call.
-func byID[R interface{ ExtractErr() error }](del func(context.Context, *gophercloud.ServiceClient, string) R) func(context.Context, *gophercloud.ServiceClient, NetObject) error {
-	return func(ctx context.Context, nc *gophercloud.ServiceClient, o NetObject) error {
-		return del(ctx, nc, o.ID).ExtractErr()
+// deleteNet deletes one object of its kind (a switch, not a table of adapted calls: a table
+// built from function values is filled in at start-up in every agent).
+func deleteNet(ctx context.Context, nc *gophercloud.ServiceClient, o NetObject) error {
+	switch o.Kind {
+	case FloatingIPs:
+		return floatingips.Delete(ctx, nc, o.ID).ExtractErr()
+	case Routers:
+		return deleteRouter(ctx, nc, o)
+	case Ports:
+		return ports.Delete(ctx, nc, o.ID).ExtractErr()
+	case Subnets:
+		return subnets.Delete(ctx, nc, o.ID).ExtractErr()
+	case Networks:
+		return deleteNetwork(ctx, nc, o)
+	default:
+		return groups.Delete(ctx, nc, o.ID).ExtractErr()
 	}
 }
 
 // Run deletes what the teardown selects, on the Neutron client nc.
 func (t NetworkTeardown) Run(ctx context.Context, nc *gophercloud.ServiceClient) error {
 	var errs []error
-	for kind, del := range netDeletes {
+	for kind := range netKindNames {
 		if t.Kinds != nil && !slices.Contains(t.Kinds, NetKind(kind)) {
 			continue
 		}
@@ -105,7 +111,7 @@ func (t NetworkTeardown) Run(ctx context.Context, nc *gophercloud.ServiceClient)
 			if o.Kind == Ports && strings.HasPrefix(o.DeviceOwner, "network:") || t.Delete != nil && !t.Delete(o) {
 				continue
 			}
-			if err := del(ctx, nc, o); err != nil && !osc.IsNotFound(err) {
+			if err := deleteNet(ctx, nc, o); err != nil && !osc.IsNotFound(err) {
 				if !t.KeepGoing {
 					return wrapNeutron(o, err)
 				}
