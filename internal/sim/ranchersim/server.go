@@ -102,8 +102,9 @@ type Server struct {
 	rollouts    map[string]*rollout          // upgrades in progress by cluster id
 	rolloutGen  int
 	upgradeLog  []string
-	installer   []byte      // served at SystemAgentInstallPath (nodes.go)
-	down        *downstream // Options.Downstream (downstream.go)
+	upgradeMax  map[string]int // the largest batch an upgrade cordoned, by role ("server", "agent")
+	installer   []byte         // served at SystemAgentInstallPath (nodes.go)
+	down        *downstream    // Options.Downstream (downstream.go)
 
 	*simfault.Injector // SetFaults, FailNext, FaultLog
 }

@@ -2,6 +2,7 @@ package ranchersim
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"sort"
@@ -121,9 +122,9 @@ func (s *Server) nextBatch(cid string, gen int) ([]*simNode, *rollout) {
 			}
 		}
 	}
-	todo, conc := todoS, concurrency(ro.serverConc, len(servers))
+	todo, conc, role := todoS, concurrency(ro.serverConc, len(servers)), "server"
 	if len(todoS) == 0 { // the worker plan waits for the master plan
-		todo, conc = todoW, concurrency(ro.workerConc, len(workers))
+		todo, conc, role = todoW, concurrency(ro.workerConc, len(workers)), "agent"
 	}
 	if len(todo) == 0 {
 		delete(s.rollouts, cid)
@@ -134,6 +135,10 @@ func (s *Server) nextBatch(cid string, gen int) ([]*simNode, *rollout) {
 	for _, n := range batch {
 		n.upgrading = true
 	}
+	if s.upgradeMax == nil {
+		s.upgradeMax = map[string]int{}
+	}
+	s.upgradeMax[role] = max(s.upgradeMax[role], len(batch))
 	return batch, ro
 }
 
@@ -164,6 +169,14 @@ func (s *Server) UpgradeLog() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.upgradeLog...)
+}
+
+// UpgradeBatchMax is the largest number of nodes an upgrade cordoned at once, by role ("server",
+// "agent"): what the upgrade strategy's concurrency made of each plan.
+func (s *Server) UpgradeBatchMax() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.upgradeMax)
 }
 
 // provUpgradeLocked starts the rollout a provisioned cluster's new spec asks for (s.mu held).

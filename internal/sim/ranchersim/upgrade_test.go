@@ -67,6 +67,9 @@ func TestProvisionedClusterUpgrade(t *testing.T) {
 	if log := s.UpgradeLog(); !sawCordoned || strings.Join(log[:2], ",") != strings.Join(want, ",") || !strings.Contains(strings.Join(log[2:], ","), "up-agent-0") {
 		t.Fatalf("rollout %v (cordoned seen: %v)", log, sawCordoned)
 	}
+	if got := s.UpgradeBatchMax(); got["server"] != 1 || got["agent"] != 2 {
+		t.Fatalf("largest batches %v, want 1 server and 2 agents", got)
+	}
 	_, n, _ := c.do("GET", "/v3/nodes?clusterId="+cid, "")
 	for _, item := range n["data"].([]any) {
 		info := item.(map[string]any)["info"].(map[string]any)["kubernetes"].(map[string]any)
