@@ -211,6 +211,10 @@ if [ -n "$sandbox_pid" ]; then
   packages+=(./internal/sim/nodeemu/...)
 fi
 
+# Rancher has its own step below, so that its controllers use no CPU while the other servers'
+# tests and the soak run. Outside it SITE_AGENT_RANCHER=0 makes the real-Rancher tests skip
+# (./internal/vclusters/... holds one).
+export SITE_AGENT_RANCHER=0
 log "go test (real servers) ${packages[*]} ($(elapsed))"
 # -p 1: the OpenStack crash test restarts neutron-server, which other packages also use
 go test -race -count=1 -p 1 -timeout 30m "${packages[@]}"
@@ -223,9 +227,7 @@ if [ -n "$cloudinit_pid" ]; then
   fi
   go test -count=1 -run 'TestCloudInitSchemaReal' ./internal/backends/rke2/
 fi
-# Rancher: its own step, so that its controllers use no CPU while the other servers' tests and
-# the soak run. Outside it SITE_AGENT_RANCHER=0 makes the real-Rancher tests skip.
-export SITE_AGENT_RANCHER=0
+# Rancher: its own step (SITE_AGENT_RANCHER=0 exported above).
 rancher_notice=""
 if [ -n "$rancher_pid" ]; then
   log "waiting for the Rancher build ($(elapsed))"
