@@ -1,7 +1,6 @@
 package vclusters
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -155,21 +154,7 @@ func (p *process) call(t testing.TB, method, path, body string) (int, map[string
 }
 
 // rssBytes is the process's resident set size from /proc.
-func (p *process) rssBytes() int64 {
-	f, err := os.Open("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
-}
+func (p *process) rssBytes() int64 { return kubeenv.RSSBytes(p.cmd.Process.Pid) }
 
 // binaryConfig writes a configuration file for the binary.
 func binaryConfig(t testing.TB, stateDir, kubeconfig, rancherURL string, extra string) string {

@@ -1,7 +1,6 @@
 package vclusters
 
 import (
-	"bufio"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/waldur/site-agent/internal/testenv"
+	"github.com/waldur/site-agent/internal/testenv/kubeenv"
 )
 
 // BenchmarkVirtualClustersRealRancher measures what the tool exists for (issue 16 item 6; make
@@ -148,7 +148,7 @@ func (w *rancherWorld) rancherUsage(b *testing.B, window time.Duration) (rss, st
 	time.Sleep(window)
 	after, secs := cpuTicks(b, pids["rancher"]), time.Since(t0).Seconds()
 	for name, pid := range pids {
-		r := procRSS(pid)
+		r := kubeenv.RSSBytes(pid)
 		if name == "rancher" {
 			rss = r
 		}
@@ -168,22 +168,6 @@ func cpuTicks(b *testing.B, pid int) int64 {
 	u, _ := strconv.ParseInt(fields[11], 10, 64)
 	s, _ := strconv.ParseInt(fields[12], 10, 64)
 	return u + s
-}
-
-func procRSS(pid int) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
 }
 
 // latency sends n sequential admin GETs (path(i) for the i-th) and returns their p50 and p99; a

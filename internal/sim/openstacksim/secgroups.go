@@ -128,21 +128,31 @@ func (c *call) createRule() {
 	if !ok {
 		return
 	}
-	r, ok := c.parseRule(m)
+	r, ok := c.newRule(m)
 	if !ok {
 		return
-	}
-	for _, other := range c.s.st.rules {
-		if other.same(r) {
-			c.fail(http.StatusConflict, "Security group rule already exists. Rule id is "+other.ID+".")
-			return
-		}
 	}
 	if c.overQuota("security_group_rule", r.ProjectID) {
 		return
 	}
 	c.s.st.addRule(r)
 	c.reply(http.StatusCreated, map[string]any{"security_group_rule": r.render()})
+}
+
+// newRule parses a rule to create and answers 409 when the same rule exists (Neutron's
+// SecurityGroupRuleExists).
+func (c *call) newRule(m map[string]json.RawMessage) (*secRule, bool) {
+	r, ok := c.parseRule(m)
+	if !ok {
+		return nil, false
+	}
+	for _, other := range c.s.st.rules {
+		if other.same(r) {
+			c.fail(http.StatusConflict, "Security group rule already exists. Rule id is "+other.ID+".")
+			return nil, false
+		}
+	}
+	return r, true
 }
 
 // parseRule decodes and validates one rule to create (its group must exist); a bad one is

@@ -44,15 +44,9 @@ func (c *call) createRules(list []map[string]json.RawMessage) {
 			c.fail(http.StatusBadRequest, fmt.Sprintf("Unrecognized attribute(s) '%v'", bad))
 			return
 		}
-		r, ok := c.parseRule(m)
+		r, ok := c.newRule(m)
 		if !ok {
 			return
-		}
-		for _, other := range c.s.st.rules {
-			if other.same(r) {
-				c.fail(http.StatusConflict, "Security group rule already exists. Rule id is "+other.ID+".")
-				return
-			}
 		}
 		for _, other := range made {
 			if other.same(r) {

@@ -58,7 +58,7 @@ func (e *Env) RSS() map[string]int64 {
 	procs := e.cluster.cp.Processes()
 	out := make(map[string]int64, len(procs))
 	for _, p := range procs {
-		out[p.Name] = rssBytes(p.Pid())
+		out[p.Name] = RSSBytes(p.Pid())
 	}
 	return out
 }

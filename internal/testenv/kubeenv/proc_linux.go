@@ -10,8 +10,8 @@ import (
 	"syscall"
 )
 
-// rssBytes is the resident set size of process pid, from /proc; 0 when unknown.
-func rssBytes(pid int) int64 {
+// RSSBytes is the resident set size of process pid, from /proc; 0 when unknown.
+func RSSBytes(pid int) int64 {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
