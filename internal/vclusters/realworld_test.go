@@ -104,11 +104,18 @@ func (w *realWorld) connected(limit time.Duration, names ...string) {
 // requested waits (up to limit) until Rancher's totals for each cluster count its 3 Nodes and
 // 10 Pods. They come from the Nodes' pod-requests annotations, which the tool writes after setup
 // and again every pod_resources_interval: a Pod bound after the first write is counted at the
-// next one.
+// next one. Real Rancher follows the annotations with watches; the simulator lists the Nodes
+// once a cluster is active and then only every StatsInterval (a minute), so each try asks it to
+// read them again (RefreshStats), as a watch would have.
 func (w *realWorld) requested(limit time.Duration, names ...string) {
 	w.t.Helper()
 	for _, name := range names {
-		for deadline := time.Now().Add(limit); ; time.Sleep(200 * time.Millisecond) {
+		for deadline := time.Now().Add(limit); ; time.Sleep(500 * time.Millisecond) {
+			if info, ok := w.sim.ClusterByName(name); ok {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_ = w.sim.RefreshStats(ctx, info.ID) // an error (tunnel reconnecting) is tried again
+				cancel()
+			}
 			info, _ := w.sim.ClusterByName(name)
 			r := info.Requested
 			if info.Nodes == 3 && info.Capacity["cpu"] == "48" && r["cpu"] == "1" && r["memory"] == "1280Mi" && r["pods"] == "10" {
