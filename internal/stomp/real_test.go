@@ -2,6 +2,8 @@ package stomp
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,10 +16,12 @@ import (
 	"github.com/waldur/site-agent/internal/testenv/rmqenv"
 )
 
-// realSession declares a fresh vhost, user and queue on the real broker.
+// realSession declares a fresh vhost, user and queue on the real broker. The names carry the
+// process id: the tier-2 soak runs two copies of this package at once against one broker, and
+// with the test's name alone each copy deleted and re-declared the other's vhost mid-test.
 func realSession(t *testing.T, env *rmqenv.Env, b *rmqenv.Broker) Session {
 	t.Helper()
-	id := strings.ReplaceAll(t.Name(), "/", "_")
+	id := strings.ReplaceAll(t.Name(), "/", "_") + "_" + strconv.Itoa(os.Getpid())
 	s := Session{VHost: "vh_" + id, Login: "sub_" + id, Passcode: secret.New("tok-" + id), Queue: "subscription_" + id + "_order"}
 	if err := b.DeclareQueue(s.VHost, s.Login, s.Passcode.Reveal(), s.Queue); err != nil {
 		t.Fatal(err)
