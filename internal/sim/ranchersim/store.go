@@ -154,11 +154,13 @@ func renderCluster(base string, c *Cluster) map[string]any {
 	return out
 }
 
+// nonNil copies m for a response body: bodies are rendered under s.mu and encoded after it is
+// released, while a handler may be writing the live map (a cluster agent's node report).
 func nonNil(m map[string]string) map[string]string {
 	if m == nil {
 		return map[string]string{}
 	}
-	return m
+	return maps.Clone(m)
 }
 
 func nilIfEmpty(s string) any {
