@@ -245,15 +245,18 @@ if [ -n "$rancher_pid" ]; then
     echo "scripts/rancher/build.sh failed" >&2
     exit 1
   else
-    log "real Rancher: starting it ($(elapsed))"
-    trap './scripts/rancher/down.sh || true' EXIT
+    # A Rancher already running (up.sh by hand, for make bench-vclusters-rancher) is left running.
+    rancher_was_up=0
+    (. scripts/rancher/lib.sh && alive rancher && answers) && rancher_was_up=1
+    log "real Rancher: starting it, unless it runs ($(elapsed))"
+    [ "$rancher_was_up" = 1 ] || trap './scripts/rancher/down.sh || true' EXIT
     SITE_AGENT_RANCHER_BIN="$(tail -1 /tmp/site-agent-rancher-build.log)" ./scripts/rancher/up.sh
     log "real Rancher: the rke2 port and the rancher backend's binary against it ($(elapsed))"
     SITE_AGENT_RANCHER=1 go test -race -count=1 -p 1 -timeout 20m ./internal/backends/rke2/assembly/
     SITE_AGENT_RANCHER=1 go test -count=1 -timeout 20m -run 'RealRancher' ./test/e2e/
     log "real Rancher: virtual clusters imported and active in it ($(elapsed))"
     SITE_AGENT_RANCHER=1 go test -race -count=1 -timeout 10m -run '^TestRealRancher' ./internal/vclusters/
-    ./scripts/rancher/down.sh
+    [ "$rancher_was_up" = 1 ] || ./scripts/rancher/down.sh
     trap - EXIT
   fi
 fi
