@@ -18,8 +18,6 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/rancher/remotedialer"
-
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
 	"github.com/waldur/site-agent/internal/vclusters/tunnel"
@@ -317,30 +315,6 @@ func TestAllowFunctionPermitsOnlyTheClustersOwnTargets(t *testing.T) {
 	}
 }
 
-func TestAllowedTargets(t *testing.T) {
-	for _, tc := range []struct {
-		kind          tunnel.Kind
-		proto, target string
-		want          bool
-	}{
-		{tunnel.Agent, "tcp", "127.0.0.1:8443", true},
-		{tunnel.Agent, "tcp", tunnel.SteveAddress, false},
-		{tunnel.Steve, "tcp", tunnel.SteveAddress, true},
-		{tunnel.Steve, "tcp", "127.0.0.1:8443", true},
-		{tunnel.Steve, "tcp", "not-used:80", true}, // Rancher's connected check (answered in memory)
-		{tunnel.Steve, "tcp", "10.0.0.1:8443", true},
-		{tunnel.Agent, "tcp", "127.0.0.1:8444", false},
-		{tunnel.Agent, "tcp", "10.0.0.1:8443", false},
-		{tunnel.Agent, "unix", "/var/run/docker.sock", false},
-		{tunnel.Steve, "npipe", "//./pipe/docker_engine", false},
-		{tunnel.Steve, "unix", "/var/run/docker.sock", false},
-	} {
-		if got := tunnel.Allowed(tc.kind, tc.proto, tc.target, "127.0.0.1:8443"); got != tc.want {
-			t.Errorf("Allowed(%s, %s, %s) = %v", tc.kind, tc.proto, tc.target, got)
-		}
-	}
-}
-
 func TestReconnectsAfterRancherRestarts(t *testing.T) {
 	w := newWorld(t)
 	c := tunnel.Start(context.Background(), w.config(steveServer(t)))
@@ -363,27 +337,6 @@ func TestReconnectsAfterRancherRestarts(t *testing.T) {
 	if connects["agent.register"] != 1 || connects["agent"] != 1 || connects["steve"] != 2 {
 		t.Errorf("handshakes %v: the reconnect must use /v3/connect", connects)
 	}
-}
-
-func TestRefusedHandshakeIsReported(t *testing.T) {
-	w := newWorld(t)
-	c := tunnel.Start(context.Background(), w.config(nil))
-	defer c.Stop()
-	w.waitSessions(true, false)
-	if !w.sim.DeleteCluster(w.id) {
-		t.Fatal("delete")
-	}
-	waitFor(t, 5*time.Second, "a refused handshake", func() bool {
-		return w.events.get(func(r *recorder) int {
-			for _, err := range r.failed {
-				var he *tunnel.HandshakeError
-				if errors.As(err, &he) && he.Status == 400 && strings.Contains(he.Body, "cluster not found") {
-					return 1
-				}
-			}
-			return 0
-		}) == 1
-	})
 }
 
 func TestReconnectPicksUpNewParameters(t *testing.T) {
@@ -421,135 +374,5 @@ func TestReconnectPicksUpNewParameters(t *testing.T) {
 	w.waitSessions(true, false)
 	if code, echo := w.k8s("/version"); code != 200 || echo["path"] != "/version" {
 		t.Errorf("after the move: %d %v", code, echo)
-	}
-}
-
-// remotedialer v0.6.1's Session.Close closes every open connection without synchronizing with
-// their pipes (rancher/remotedialer#261): a connection that streams while its session ends is
-// a data race under -race. The client drains first: the local connection stops reading, the
-// pipe closes it, and only then does the session close. A stream that keeps writing while
-// Rancher restarts shows it: the race detector stays quiet, the stream's local end is closed,
-// and the session comes back.
-func TestSessionEndsOnlyAfterItsConnectionsLetGo(t *testing.T) {
-	w := newWorld(t)
-	const target = "127.0.0.1:7443"
-	streamClosed := make(chan struct{})
-	cfg := w.config(nil)
-	cfg.ProxyAddr = func() string { return target }
-	cfg.AgentDial = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		client, server := net.Pipe()
-		go func() { // an endless answer, as a watch that keeps sending events
-			defer close(streamClosed)
-			chunk := make([]byte, 512)
-			for {
-				if _, err := server.Write(chunk); err != nil {
-					_ = server.Close()
-					return
-				}
-			}
-		}()
-		return client, nil
-	}
-	c := tunnel.Start(context.Background(), cfg)
-	defer c.Stop()
-	w.waitSessions(true, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, err := w.sim.DialTunnel(ctx, w.id, false, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	streamed := make(chan int64, 1)
-	go func() {
-		n, _ := io.Copy(io.Discard, conn)
-		streamed <- n
-	}()
-	time.Sleep(100 * time.Millisecond) // mid-stream
-	w.kill()
-	select {
-	case <-streamClosed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the local end of the stream was never closed")
-	}
-	if n := <-streamed; n == 0 {
-		t.Error("nothing streamed through the tunnel before the restart")
-	}
-	w.restart()
-	w.waitSessions(true, false)
-	if n := w.events.get(func(r *recorder) int { return r.down[tunnel.Agent] }); n != 1 {
-		t.Errorf("agent session went down %d times, want 1", n)
-	}
-}
-
-// Real Rancher can answer /v3/connect/register with an optimistic-lock conflict; the agent
-// retries and registers.
-func TestRegistrationConflictIsRetried(t *testing.T) {
-	w := newWorld(t)
-	w.sim.ConflictRegistrations(2)
-	c := tunnel.Start(context.Background(), w.config(nil))
-	defer c.Stop()
-	w.waitSessions(true, false)
-	conflicts := w.events.get(func(r *recorder) int {
-		n := 0
-		for _, err := range r.failed {
-			var he *tunnel.HandshakeError
-			if errors.As(err, &he) && he.Status == 400 && strings.Contains(he.Body, "the object has been modified") {
-				n++
-			}
-		}
-		return n
-	})
-	if connects := w.sim.TunnelConnects(); conflicts != 2 || connects["agent.register"] != 1 {
-		t.Errorf("%d conflicts reported, handshakes %v: want 2, then one registration", conflicts, connects)
-	}
-}
-
-// remotedialer v0.6.1's own ping and pong handlers set the websocket's write deadline from the
-// reading goroutine while others write (a data race under -race); the client's replacements
-// (KeepaliveHandlers) do not. Data streaming both ways past the first pings (every
-// remotedialer.PingWriteInterval, 5 s, both ways here) shows it: the race detector stays quiet.
-func TestPingsDoNotRaceWithWrites(t *testing.T) {
-	w := newWorld(t)
-	const target = "127.0.0.1:7444"
-	cfg := w.config(nil)
-	cfg.ProxyAddr = func() string { return target }
-	cfg.AgentDial = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		client, server := net.Pipe()
-		go func() { _, _ = io.Copy(io.Discard, server) }() // reads what Rancher sends …
-		go func() {                                        // … while it streams back
-			chunk := make([]byte, 1024)
-			for {
-				if _, err := server.Write(chunk); err != nil {
-					_ = server.Close()
-					return
-				}
-			}
-		}()
-		return client, nil
-	}
-	c := tunnel.Start(context.Background(), cfg)
-	defer c.Stop()
-	w.waitSessions(true, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, err := w.sim.DialTunnel(ctx, w.id, false, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	received := make(chan int64, 1)
-	go func() {
-		n, _ := io.Copy(io.Discard, conn)
-		received <- n
-	}()
-	chunk := make([]byte, 1024)
-	for stop := time.Now().Add(remotedialer.PingWriteInterval + 500*time.Millisecond); time.Now().Before(stop); {
-		if _, err := conn.Write(chunk); err != nil {
-			t.Fatalf("write through the tunnel: %v", err)
-		}
-	}
-	_ = conn.Close()
-	if n := <-received; n == 0 {
-		t.Error("nothing came through the tunnel")
 	}
 }

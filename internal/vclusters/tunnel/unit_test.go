@@ -119,3 +119,27 @@ func TestThrottleBoundsHandshakes(t *testing.T) {
 		t.Error("Acquire on a cancelled context succeeded")
 	}
 }
+
+func TestAllowedTargets(t *testing.T) {
+	for _, tc := range []struct {
+		kind          tunnel.Kind
+		proto, target string
+		want          bool
+	}{
+		{tunnel.Agent, "tcp", "127.0.0.1:8443", true},
+		{tunnel.Agent, "tcp", tunnel.SteveAddress, false},
+		{tunnel.Steve, "tcp", tunnel.SteveAddress, true},
+		{tunnel.Steve, "tcp", "127.0.0.1:8443", true},
+		{tunnel.Steve, "tcp", "not-used:80", true}, // Rancher's connected check (answered in memory)
+		{tunnel.Steve, "tcp", "10.0.0.1:8443", true},
+		{tunnel.Agent, "tcp", "127.0.0.1:8444", false},
+		{tunnel.Agent, "tcp", "10.0.0.1:8443", false},
+		{tunnel.Agent, "unix", "/var/run/docker.sock", false},
+		{tunnel.Steve, "npipe", "//./pipe/docker_engine", false},
+		{tunnel.Steve, "unix", "/var/run/docker.sock", false},
+	} {
+		if got := tunnel.Allowed(tc.kind, tc.proto, tc.target, "127.0.0.1:8443"); got != tc.want {
+			t.Errorf("Allowed(%s, %s, %s) = %v", tc.kind, tc.proto, tc.target, got)
+		}
+	}
+}
