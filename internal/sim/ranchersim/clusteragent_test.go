@@ -1,6 +1,7 @@
 package ranchersim
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -124,6 +125,42 @@ func TestClusterAgentNodes(t *testing.T) {
 	if code, _, _ := c.do("GET", ClusterAgentEndpoint, ""); code != 405 {
 		t.Errorf("GET on the agent endpoint: %d", code)
 	}
+}
+
+// TestNodeListWhileAgentReports: a node list is encoded after s.mu is released while cluster
+// agent reports write the same node's labels; under -race this failed while the list carried
+// the live labels map (nonNil returned it instead of a copy).
+func TestNodeListWhileAgentReports(t *testing.T) {
+	_, c := newSim(t, Options{})
+	cid, token := provClusterWithToken(t, c, "racing", false)
+	report := func(i int) (*http.Response, error) {
+		body := fmt.Sprintf(`{"nodes":[{"nodeName":"n-0","ready":true,"labels":{"gen":"%d"},"roles":["worker"]}]}`, i)
+		req, _ := http.NewRequest(http.MethodPost, c.base+ClusterAgentEndpoint, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		return http.DefaultClient.Do(req)
+	}
+	if resp, err := report(0); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("first report: %v %v", resp, err)
+	}
+	const rounds = 200
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= rounds; i++ {
+			resp, err := report(i)
+			if err != nil || resp.StatusCode != http.StatusNoContent {
+				t.Errorf("report %d: %v %v", i, resp, err)
+				return
+			}
+			resp.Body.Close()
+		}
+	}()
+	for range rounds {
+		if code, body, _ := c.do("GET", "/v3/nodes?clusterId="+cid, ""); code != http.StatusOK || len(body["data"].([]any)) != 1 {
+			t.Fatalf("node list: %d %v", code, body)
+		}
+	}
+	<-done
 }
 
 // TestSystemAgentInstaller: /system-agent-install.sh is served without authentication once a

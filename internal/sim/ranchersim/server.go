@@ -254,8 +254,13 @@ func (s *Server) count(op string) {
 
 func (s *Server) violation(format string, args ...any) {
 	s.mu.Lock()
-	s.violations = append(s.violations, fmt.Sprintf(format, args...))
+	s.violationLocked(format, args...)
 	s.mu.Unlock()
+}
+
+// violationLocked records a violation (s.mu held).
+func (s *Server) violationLocked(format string, args ...any) {
+	s.violations = append(s.violations, fmt.Sprintf(format, args...))
 }
 
 // discardWriter swallows a response (lost-response faults apply the request, then reset).

@@ -155,7 +155,7 @@ func (s *Server) upgradeNode(cid string, n *simNode, version string) {
 	defer s.mu.Unlock()
 	n.upgrading = false
 	if err != nil {
-		s.violation("upgrade job on %s/%s: %v", cid, name, err)
+		s.violationLocked("upgrade job on %s/%s: %v", cid, name, err)
 		return
 	}
 	if !fromAgent || up == nil {
@@ -240,7 +240,7 @@ func (s *Server) updateCluster(w http.ResponseWriter, r *http.Request, id string
 // rke2ConfigLocked applies an imported cluster's rke2Config (s.mu held).
 func (s *Server) rke2ConfigLocked(c *Cluster, cfg, strategy map[string]any) {
 	if pc := s.provOfLocked(c.ID); pc != nil && pc.spec["rkeConfig"] != nil {
-		s.violation("cluster.update: rke2Config on %s, a cluster Rancher provisions: its version is the provisioning cluster's spec.kubernetesVersion", c.ID)
+		s.violationLocked("cluster.update: rke2Config on %s, a cluster Rancher provisions: its version is the provisioning cluster's spec.kubernetesVersion", c.ID)
 		return
 	}
 	v, _ := cfg["kubernetesVersion"].(string)

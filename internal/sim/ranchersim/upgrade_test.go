@@ -2,6 +2,8 @@ package ranchersim
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -131,5 +133,47 @@ func TestImportedClusterUpgrade(t *testing.T) {
 	}
 	if v := versions(s, cid); v["imp-agent-0"] != "v1.32.3+rke2r1" || v["imp-server-1"] != "v1.32.3+rke2r1" {
 		t.Fatalf("versions %v", v)
+	}
+}
+
+// A failed upgrade job and an rke2Config on a cluster Rancher provisions are recorded as
+// violations while s.mu is held (each deadlocked the simulator when violation took the lock
+// again); the failed job runs again in the next batch.
+func TestUpgradeViolationsUnderLock(t *testing.T) {
+	s, c := newSim(t, Options{NodeActiveAfter: time.Millisecond, UpgradeStepDuration: time.Millisecond})
+	c.hc = &http.Client{Timeout: 5 * time.Second}
+	provID, _ := provClusterWithToken(t, c, "prov", true)
+	if code, b, _ := c.do("PUT", "/v3/clusters/"+provID, `{"name":"prov","rke2Config":{"kubernetesVersion":"v1.32.3+rke2r1"}}`); code != 200 {
+		t.Fatalf("rke2Config on a provisioned cluster: %d %v", code, b)
+	}
+	cid, token := provClusterWithToken(t, c, "imp", false)
+	agent := &client{t: t, base: c.base, auth: "Bearer " + token, hc: c.hc}
+	report := func(version string) {
+		body := `{"nodes":[{"nodeName":"imp-0","ready":true,"roles":["worker"],"kubeletVersion":"` + version + `"}]}`
+		if code, _, _ := agent.do("POST", ClusterAgentEndpoint, body); code != 204 {
+			t.Errorf("report: %d", code)
+		}
+	}
+	report("v1.31.7+rke2r1")
+	var mu sync.Mutex
+	tries := 0
+	s.SetUpgrader(func(_, _, version string) error {
+		mu.Lock()
+		tries++
+		first := tries == 1
+		mu.Unlock()
+		if first {
+			return errors.New("job failed")
+		}
+		report(version)
+		return nil
+	})
+	if code, b, _ := c.do("PUT", "/v3/clusters/"+cid, `{"name":"imp","rke2Config":{"kubernetesVersion":"v1.32.3+rke2r1"}}`); code != 200 {
+		t.Fatalf("update: %d %v", code, b)
+	}
+	waitUntil(t, "the job tried again", func() bool { return len(s.UpgradeLog()) == 1 })
+	v := s.Violations()
+	if len(v) != 2 || !strings.Contains(v[0], "rke2Config on "+provID) || !strings.Contains(v[1], "upgrade job on "+cid+"/imp-0: job failed") {
+		t.Fatalf("violations %q", v)
 	}
 }
