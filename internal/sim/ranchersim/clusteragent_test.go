@@ -185,3 +185,43 @@ func TestSystemAgentInstaller(t *testing.T) {
 		t.Fatalf("POST: %d", code)
 	}
 }
+
+// A v1 list with ?limit pages as Steve does: a continue token and pagination.next, which reads
+// the rest; an unknown token is refused.
+func TestProvisioningListPages(t *testing.T) {
+	_, c := newSim(t, Options{})
+	for _, name := range []string{"pa", "pb", "pc"} {
+		if code, body, _ := c.do("POST", "/v1/provisioning.cattle.io.clusters/fleet-default", `{"metadata":{"name":"`+name+`"},"spec":{"kubernetesVersion":"v1.31.7+rke2r1"}}`); code != 201 {
+			t.Fatalf("create %s: %d %v", name, code, body)
+		}
+	}
+	var got []string
+	path := "/v1/provisioning.cattle.io.clusters/fleet-default?limit=2"
+	for pages := 0; path != ""; pages++ {
+		if pages == 3 {
+			t.Fatalf("more than 2 pages: %v", got)
+		}
+		code, body, _ := c.do("GET", path, "")
+		if code != 200 {
+			t.Fatalf("GET %s: %d %v", path, code, body)
+		}
+		for _, it := range body["data"].([]any) {
+			got = append(got, it.(map[string]any)["metadata"].(map[string]any)["name"].(string))
+		}
+		page, _ := body["pagination"].(map[string]any)
+		next, _ := page["next"].(string)
+		path = strings.TrimPrefix(next, c.base)
+		if pages == 0 && (page["partial"] != true || body["continue"] == nil || next == "") {
+			t.Fatalf("first page: %v", body)
+		}
+	}
+	if strings.Join(got, ",") != "pa,pb,pc" {
+		t.Errorf("pages gave %v", got)
+	}
+	if code, body, _ := c.do("GET", "/v1/provisioning.cattle.io.clusters/fleet-default", ""); code != 200 || len(body["data"].([]any)) != 3 || body["pagination"] != nil {
+		t.Errorf("unpaged list: %d %v", code, body)
+	}
+	if code, _, _ := c.do("GET", "/v1/provisioning.cattle.io.clusters/fleet-default?limit=1&continue=%25%25", ""); code != 400 {
+		t.Errorf("bad continue: %d, want 400", code)
+	}
+}

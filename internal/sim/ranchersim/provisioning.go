@@ -1,6 +1,7 @@
 package ranchersim
 
 import (
+	"encoding/base64"
 	"net/http"
 	"regexp"
 	"sort"
@@ -77,28 +78,54 @@ func (s *Server) expireLocked() {
 }
 
 // listProv lists the clusters; ?labelSelector= (equality requirements, "k=v,k2=v2", as Steve
-// hands it to the Kubernetes API) keeps those whose labels match.
+// hands it to the Kubernetes API) keeps those whose labels match. ?limit=N pages as Steve does
+// (rancher/apiserver v0.6.3 pkg/writer/encoding.go newCollection): the page's "continue" token,
+// and "pagination" {limit, first, next, partial} whenever a token was given or is returned,
+// next being the same URL with continue= set. The token is opaque to clients; an unknown one
+// is refused (400), as the Kubernetes API refuses a malformed continue.
 func (s *Server) listProv(w http.ResponseWriter, r *http.Request) {
-	sel, ok := parseSelector(r.URL.Query().Get("labelSelector"))
+	q := r.URL.Query()
+	sel, ok := parseSelector(q.Get("labelSelector"))
 	if !ok {
-		writeStatus(w, http.StatusBadRequest, "BadRequest", "unable to parse requirement: "+r.URL.Query().Get("labelSelector"))
+		writeStatus(w, http.StatusBadRequest, "BadRequest", "unable to parse requirement: "+q.Get("labelSelector"))
+		return
+	}
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	from, err := base64.RawURLEncoding.DecodeString(q.Get("continue"))
+	if err != nil {
+		writeStatus(w, http.StatusBadRequest, "BadRequest", "continue key is not valid")
 		return
 	}
 	s.mu.Lock()
 	s.expireLocked()
 	names := make([]string, 0, len(s.prov))
 	for n, pc := range s.prov {
-		if labelsMatch(pc.labels, sel) {
+		if labelsMatch(pc.labels, sel) && n >= string(from) {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
+	next := ""
+	if limit > 0 && len(names) > limit {
+		next, names = base64.RawURLEncoding.EncodeToString([]byte(names[limit])), names[:limit]
+	}
 	items := make([]map[string]any, 0, len(names))
 	for _, n := range names {
 		items = append(items, s.renderProv(s.prov[n]))
 	}
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"type": "collection", "resourceType": "provisioning.cattle.io.cluster", "data": items})
+	body := map[string]any{"type": "collection", "resourceType": "provisioning.cattle.io.cluster", "data": items}
+	if next != "" || q.Get("continue") != "" {
+		self := baseURL(r) + r.URL.Path
+		page := map[string]any{"limit": limit, "first": self + "?" + r.URL.RawQuery, "partial": true}
+		if next != "" {
+			q.Set("continue", next)
+			page["next"] = self + "?" + q.Encode()
+			body["continue"] = next
+		}
+		body["pagination"] = page
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) getProv(w http.ResponseWriter, _ *http.Request, name string) {
