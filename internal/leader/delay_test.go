@@ -150,6 +150,9 @@ func TestDelayedAcquireAnswerNeverOverlaps(t *testing.T) {
 			}
 			proxy.Cut() // b can no longer renew
 			waitUntil(t, tm.lease+tm.renew+4*tm.retry+2*tc.delay, "c to take over", c.el.Leading)
+			// Leading turns true a moment before the work starts: when b never worked (an answer
+			// after the deadline), the count below is still 0 until c's first write.
+			waitUntil(t, 5*time.Second, "c to work", func() bool { return c.writesAfter(time.Time{}) > 0 })
 			t.Logf("b's write → c leads: %s (answer delay %s, renew deadline %s, lease %s)",
 				time.Since(proxy.firstWrite()).Round(time.Millisecond), tc.delay, tm.renew, tm.lease)
 			if n := wk.max.Load(); n != 1 {
