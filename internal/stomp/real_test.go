@@ -131,8 +131,18 @@ func TestRealRabbitMQRefusals(t *testing.T) {
 	l2 := runReal(t, Options{URL: env.WSURL, Handle: func(context.Context, Message) {},
 		Prepare: func(context.Context) (Session, error) { prepares.Add(1); return missing, nil },
 		Backoff: Backoff{RefusedMin: 200 * time.Millisecond, RefusedMax: time.Second}})
-	time.Sleep(3 * time.Second)
-	if st := l2.Status(); st.Connected || prepares.Load() < 2 || !strings.Contains(st.LastError, "right after subscribing") {
-		t.Errorf("missing queue: %d prepares, %+v", prepares.Load(), st)
+	// Each attempt connects, subscribes and is closed by the broker: the status reads Connected
+	// for that moment (a read at a fixed time caught one, under load), so this waits for a
+	// moment between attempts with at least two behind it.
+	deadline := time.Now().Add(8 * time.Second)
+	for st = l2.Status(); st.Connected || prepares.Load() < 2 || !strings.Contains(st.LastError, "right after subscribing"); st = l2.Status() {
+		if time.Now().After(deadline) {
+			t.Fatalf("missing queue: %d prepares, %+v", prepares.Load(), st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // and it keeps trying, without a subscription that stays
+	if n := prepares.Load(); n < 3 {
+		t.Errorf("missing queue: %d prepares after 2 s more, %+v", n, l2.Status())
 	}
 }
