@@ -103,6 +103,33 @@ login() {
 
 local_active() { answers; }
 
+# admin_attributes: the admin's UserAttribute holds its extras (username, principal id) and no
+# refresh is pending, twice 5 s apart; when they are missing it logs in again. Rancher's proxy
+# makes the admin's impersonation role in an imported cluster from these extras (rancher v2.12.0
+# pkg/impersonation getUser), while the admin's requests carry extras even when they are missing
+# there (pkg/auth/requests/authenticate.go getUserExtraInfo): without them every
+# /k8s/clusters/<id> request of the admin is forbidden ("cannot impersonate-on:user-info"). Right
+# after a start they go missing: a provider refresh that read the attribute before the first
+# login updates it on conflict with its own, empty, extras (pkg/controllers/management/auth/
+# user_attribute_handler.go, which its comment calls "inherently racey").
+admin_attributes() {
+	local id ua
+	id=$(curl -sk -m 5 -H "Authorization: Bearer $(admin_token)" "https://127.0.0.1:$HTTPS_PORT/v3/users?me=true" |
+		grep -o '"id":"user-[a-z0-9]*"' | head -1 | cut -d'"' -f4)
+	[ -n "$id" ] || return 1
+	read_ua() {
+		curl -s -m 5 --cacert "$STATE/pki/ca.crt" -H "Authorization: Bearer $(kube_token)" \
+			"https://127.0.0.1:$KUBE_PORT/apis/management.cattle.io/v3/userattributes/$id" | tr -d ' \n'
+	}
+	ua=$(read_ua)
+	case "$ua" in *'"NeedsRefresh":true'*) return 1 ;; esac
+	case "$ua" in *'"principalid"'*) ;; *) login && return 1 ;; esac
+	sleep 5
+	ua=$(read_ua)
+	case "$ua" in *'"NeedsRefresh":true'*) return 1 ;; *'"principalid"'*) return 0 ;; esac
+	return 1
+}
+
 start_rancher() {
 	mkdir -p "$STATE/rancher"
 	# CATTLE_DEV_MODE: without it Rancher execs /usr/bin/jailer.sh. The imperative API cannot
@@ -115,6 +142,7 @@ start_rancher() {
 	wait_for "Rancher /ping" 300 rancher sh -c "[ \"\$(curl -sk -m 3 -o /dev/null -w '%{http_code}' https://127.0.0.1:$HTTPS_PORT/ping)\" = 200 ]"
 	wait_for "admin login" 120 rancher login
 	wait_for "the local cluster active" 300 rancher local_active
+	wait_for "the admin's user attributes" 120 rancher admin_attributes
 	drop_ext_apiservice
 }
 
@@ -166,6 +194,7 @@ exec 9>"$STATE/.lock"
 flock -w 900 9 || die "another up.sh/down.sh holds $STATE/.lock"
 if alive rancher && answers && [ -s "$STATE/env" ]; then
 	[ "$(apiservice_code)" != 200 ] || { apiservice_code -X DELETE >/dev/null; log "deleted the APIService v1.ext.cattle.io again"; }
+	wait_for "the admin's user attributes" 120 rancher admin_attributes
 	log "already up"
 	exit 0
 fi
