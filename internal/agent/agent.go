@@ -188,12 +188,19 @@ func (a *Agent) ready() error {
 	return nil
 }
 
+// startupOver releases the start-up pages once per process, after its first successful cycle.
+var startupOver sync.Once
+
 // onCycle marks the agent ready after its first successful cycle.
 func (a *Agent) onCycle(_ *modes.Unit, err error) {
 	if err == nil {
 		a.mu.Lock()
 		a.readyOK = true
 		a.mu.Unlock()
+		startupOver.Do(func() {
+			n, err := releaseStartupPages()
+			a.log.Debug("start-up over: the executable's read-only pages unmapped", zap.Uint64("bytes", n), zap.Error(err))
+		})
 	}
 }
 
