@@ -154,11 +154,14 @@ func (m *Manager) ensureTenant(ctx context.Context, c *cluster) error {
 	m.mu.Lock()
 	rec := c.rec
 	m.mu.Unlock()
-	if err := m.main.ensureTenant(ctx, rec); err != nil {
+	fresh, err := m.main.ensureTenant(ctx, rec)
+	if err != nil {
 		return fmt.Errorf("tenant: %w", err)
 	}
-	if err := m.main.annotateNodes(ctx, rec, rec.Nodes); err != nil {
-		return fmt.Errorf("pod resource annotations: %w", err)
+	if !fresh {
+		if err := m.main.annotateNodes(ctx, rec, rec.Nodes); err != nil {
+			return fmt.Errorf("pod resource annotations: %w", err)
+		}
 	}
 	if m.main.kubelet && rec.NotReady > 0 {
 		if err := m.main.applyChaos(ctx, rec); err != nil {

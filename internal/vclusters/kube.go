@@ -119,6 +119,20 @@ type ContainerResources struct {
 	Resources corev1.ResourceRequirements `json:"resources"`
 }
 
+// podResourcesOf is what PodResources reads of a Pod.
+func podResourcesOf(p *corev1.Pod) *PodResources {
+	var r PodResources
+	r.Metadata.Name, r.Metadata.Namespace = p.Name, p.Namespace
+	r.Spec.NodeName, r.Status.Phase = p.Spec.NodeName, p.Status.Phase
+	for _, c := range p.Spec.Containers {
+		r.Spec.Containers = append(r.Spec.Containers, ContainerResources{Resources: c.Resources})
+	}
+	for _, c := range p.Spec.InitContainers {
+		r.Spec.InitContainers = append(r.Spec.InitContainers, ContainerResources{Resources: c.Resources})
+	}
+	return &r
+}
+
 // Counts tells whether the Pod's resources count on its Node: bound and not terminated.
 func (p *PodResources) Counts() bool {
 	return p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed

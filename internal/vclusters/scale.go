@@ -87,7 +87,7 @@ func (m *Manager) applySize(ctx context.Context, rec Record) error {
 	c.tenant.Lock()
 	defer c.tenant.Unlock()
 	a := m.main
-	if err := a.ensureNodes(ctx, rec); err != nil {
+	if _, err := a.ensureNodes(ctx, rec); err != nil {
 		return err
 	}
 	podWait := m.cfg.Sync.PodDeletionWait
@@ -111,7 +111,7 @@ func (m *Manager) applySize(ctx context.Context, rec Record) error {
 	if err := a.deletePods(ctx, rec.Name, podWait, stale); err != nil {
 		return err
 	}
-	if err := a.ensurePods(ctx, rec); err != nil {
+	if _, err := a.ensurePods(ctx, rec); err != nil {
 		return err
 	}
 	if err := a.removeNodesBeyond(ctx, rec, podWait); err != nil {

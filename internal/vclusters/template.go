@@ -60,7 +60,7 @@ func podName(cluster string, i int) string { return fmt.Sprintf("%s-pod-%d", clu
 // podNode is the Node template Pod i is bound to: round-robin over the cluster's Nodes.
 func podNode(rec Record, i int) string { return nodeName(rec.Name, (i-1)%rec.Nodes+1) }
 
-// templateNodes are the Nodes of a cluster, without status (it is patched after create).
+// templateNodes are the Nodes of a cluster, without status (see newNode).
 func (t *TemplateConfig) templateNodes(rec Record) []*corev1.Node {
 	out := make([]*corev1.Node, 0, rec.Nodes)
 	for i := 1; i <= rec.Nodes; i++ {
@@ -80,6 +80,26 @@ func (t *TemplateConfig) templateNodes(rec Record) []*corev1.Node {
 			Annotations: map[string]string{AnnotationKwokNode: "fake"}}})
 	}
 	return out
+}
+
+// newNode is template Node n as it is created: with the annotations of the resources of the
+// template Pods bound to it, and with its status — with a kubelet stand-in only what KWOK's
+// node-initialize keeps (capacity, allocatable, node info; it writes the conditions), else the
+// whole template status.
+func (t *TemplateConfig) newNode(n *corev1.Node, rec Record, kubelet bool) *corev1.Node {
+	n = n.DeepCopy()
+	var bound []*PodResources
+	for _, p := range t.templatePods(rec) {
+		if p.Spec.NodeName == n.Name {
+			bound = append(bound, podResourcesOf(p))
+		}
+	}
+	n.Annotations[AnnotationPodRequests], n.Annotations[AnnotationPodLimits] = podResourceAnnotations(bound)
+	n.Status = t.nodeStatus()
+	if kubelet {
+		n.Status = corev1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable, NodeInfo: n.Status.NodeInfo}
+	}
+	return n
 }
 
 // nodeStatus is the status every template Node carries: capacity, allocatable, Ready.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,17 +26,21 @@ type mainAPI struct {
 }
 
 // ensureTenant makes sure the cluster's namespace, Nodes (with their status) and Pods exist,
-// creating whatever is missing (after a crash or a restart, too).
-func (a *mainAPI) ensureTenant(ctx context.Context, rec Record) error {
+// creating whatever is missing (after a crash or a restart, too). It reports whether it made
+// every Node and Pod just now: the Nodes then carry the pod-resource annotations of exactly
+// those Pods, and nobody need list them again.
+func (a *mainAPI) ensureTenant(ctx context.Context, rec Record) (fresh bool, err error) {
 	ns := TenantNamespace(rec.Name)
 	a.log.Info("populate tenant from template", zap.String("cluster", rec.Name), zap.String("namespace", ns))
 	if err := a.ensureNamespace(ctx, rec); err != nil {
-		return err
+		return false, err
 	}
-	if err := a.ensureNodes(ctx, rec); err != nil {
-		return err
+	nodes, err := a.ensureNodes(ctx, rec)
+	if err != nil {
+		return false, err
 	}
-	return a.ensurePods(ctx, rec)
+	pods, err := a.ensurePods(ctx, rec)
+	return err == nil && nodes == rec.Nodes && pods == rec.Pods, err
 }
 
 func (a *mainAPI) ensureNamespace(ctx context.Context, rec Record) error {
@@ -55,8 +60,13 @@ func (a *mainAPI) ensureNamespace(ctx context.Context, rec Record) error {
 }
 
 // ensureNodes creates missing Nodes and patches the status of any whose capacity or
-// allocatable is not the template's (a new Node has none: status is not settable on create).
-func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) error {
+// allocatable is not the template's; it returns how many it created. A new Node is created with
+// its status (Nodes, unlike Pods, keep the status they are created with, as the kubelet
+// registers them) and its Pods' resource annotations: with a kubelet stand-in the capacity,
+// allocatable and node info, which KWOK's node-initialize keeps, so neither waiting for it nor a
+// second write is needed; without one, the whole status with a Ready condition.
+func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
+	var created atomic.Int32
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for _, n := range a.tmpl.templateNodes(rec) {
@@ -65,7 +75,11 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) error {
 			if apierrors.IsNotFound(err) {
 				a.log.Info("applying node", zap.String("cluster", rec.Name), zap.String("node", n.Name),
 					zap.Stringer("capacity", resources(a.tmpl.capacity)), zap.Stringer("allocatable", resources(a.tmpl.alloc)))
-				got, err = a.kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+				_, err = a.kube.CoreV1().Nodes().Create(ctx, a.tmpl.newNode(n, rec, a.kubelet), metav1.CreateOptions{})
+				if err == nil {
+					created.Add(1)
+					return nil
+				}
 				if apierrors.IsAlreadyExists(err) {
 					got, err = a.kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 				}
@@ -73,18 +87,20 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) error {
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
-			if a.kubelet {
-				// The capacity goes in after the kubelet stand-in's node-initialize, which writes
-				// its default 1k CPUs unless it read the Node with the template's capacity.
+			switch {
+			case !a.tmpl.statusDrifted(got):
+				return nil
+			case a.kubelet:
+				// A Node created without the capacity (by someone else, or resized) is
+				// initialized by KWOK with its default 1k CPUs: the capacity goes in after that.
 				return a.awaitInitialized(ctx, rec.Name, n.Name)
-			}
-			if a.tmpl.statusDrifted(got) {
+			default:
 				return a.patchNodeStatus(ctx, rec.Name, n.Name)
 			}
-			return nil
 		})
 	}
-	return g.Wait()
+	err := g.Wait()
+	return int(created.Load()), err
 }
 
 // awaitInitialized waits (at most 30 s) for KWOK's node-initialize stage, which writes the
@@ -145,17 +161,18 @@ func (a *mainAPI) patchNodeStatus(ctx context.Context, cluster, name string) err
 	return nil
 }
 
-// ensurePods creates the template Pods that are missing.
-func (a *mainAPI) ensurePods(ctx context.Context, rec Record) error {
+// ensurePods creates the template Pods that are missing; it returns how many it created.
+func (a *mainAPI) ensurePods(ctx context.Context, rec Record) (int, error) {
 	ns := TenantNamespace(rec.Name)
 	have, err := a.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: NodeSelector(rec.Name)})
 	if err != nil {
-		return fmt.Errorf("list pods in %s: %w", ns, err)
+		return 0, fmt.Errorf("list pods in %s: %w", ns, err)
 	}
 	exists := map[string]bool{}
 	for _, p := range have.Items {
 		exists[p.Name] = true
 	}
+	var created atomic.Int32
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for _, p := range a.tmpl.templatePods(rec) {
@@ -164,13 +181,16 @@ func (a *mainAPI) ensurePods(ctx context.Context, rec Record) error {
 		}
 		g.Go(func() error {
 			_, err := a.kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
+			if err == nil {
+				created.Add(1)
+			} else if !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("create pod %s/%s: %w", ns, p.Name, err)
 			}
 			return nil
 		})
 	}
-	return g.Wait()
+	err = g.Wait()
+	return int(created.Load()), err
 }
 
 // removeTenant deletes the cluster's namespace and its Pods, then its Nodes and its

@@ -124,7 +124,8 @@ func (m *Manager) recreateNodes(ctx context.Context, name string) error {
 	if deleting {
 		return nil
 	}
-	return m.main.ensureNodes(ctx, rec)
+	_, err := m.main.ensureNodes(ctx, rec)
+	return err
 }
 
 // driftLoop re-patches Node status that drifted from the template and re-creates Nodes that
