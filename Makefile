@@ -52,11 +52,11 @@ bench-events:
 	SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench EventLatency -benchtime 1x ./test/e2e/
 # virtual clusters at scale (docs/virtual-clusters.md): 1,000 clusters of 3 Nodes and 10 Pods, the
 # program with its own kube-apiserver and KWOK, against the Rancher simulator's tunnel server.
-# Needs scripts/kube/build.sh and scripts/kwok/build.sh; SITE_AGENT_VC_BENCH_CLUSTERS and
+# Needs scripts/kube/build.sh; builds KWOK and etcd (scripts/{kwok,etcd}/build.sh); SITE_AGENT_VC_BENCH_CLUSTERS and
 # SITE_AGENT_VC_BENCH_LEASE (seconds) change the size and the Node Lease duration.
 bench-vclusters:
 	./scripts/kwok/build.sh >/dev/null
-	SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench '^BenchmarkVirtualClusters$$' -benchtime 1x -timeout 60m ./internal/vclusters/
+	SITE_AGENT_ETCD_BIN="$$(./scripts/etcd/build.sh | tail -1)" SITE_AGENT_REAL_TESTS=1 go test -run '^$$' -bench '^BenchmarkVirtualClusters$$' -benchtime 1x -timeout 60m ./internal/vclusters/
 # virtual clusters in the real Rancher (docs/virtual-clusters.md, issue 16): Rancher's RSS and CPU per
 # connected cluster and its API latency at 0, 10, 50 and 100 clusters (SITE_AGENT_VC_RANCHER_STEPS,
 # SITE_AGENT_VC_RANCHER_SAMPLES change them), against the Rancher of scripts/rancher/up.sh (started
