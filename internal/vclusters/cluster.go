@@ -209,7 +209,7 @@ func (m *Manager) imported(ctx context.Context, c *cluster) (string, error) {
 	if len(man.skipped) > 0 {
 		m.log.Debug("import manifest objects left out (this tool is the agent)", zap.String("cluster", rec.Name), zap.Strings("objects", man.skipped))
 	}
-	if err := applyManifest(ctx, m.main.kube, man); err != nil {
+	if err := m.main.applyManifest(ctx, man); err != nil {
 		return "", err
 	}
 	m.update(c, func(r *Record) { r.Step = StepImported })

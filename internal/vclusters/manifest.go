@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -163,15 +166,77 @@ func merged(a, b map[string]string) map[string]string {
 	return out
 }
 
-// applyManifest creates every object, or updates it when it exists.
-func applyManifest(ctx context.Context, kube *Kube, m *importManifest) error {
+// applyManifest creates every object, or updates it when it exists. The objects every tenant's
+// manifest shares (sharedObjects.key) count as applied for sharedRecheck after this process
+// applied them.
+func (a *mainAPI) applyManifest(ctx context.Context, m *importManifest) error {
 	for _, obj := range m.objects {
-		if err := applyObject(ctx, kube, obj); err != nil {
+		key, digest := a.shared.key(obj)
+		if key != "" && a.shared.fresh(key, digest) {
+			continue
+		}
+		if err := applyObject(ctx, a.kube, obj); err != nil {
 			acc, _ := metaOf(obj)
 			return fmt.Errorf("apply %T %s: %w", obj, acc.GetName(), err)
 		}
+		if key != "" {
+			a.shared.applied(key, digest)
+		}
 	}
 	return nil
+}
+
+// sharedRecheck is how long a shared object this process applied counts as in place: one
+// deleted meanwhile comes back within that time, and a burst of imports applies each once.
+const sharedRecheck = time.Minute
+
+// sharedObjects remembers the shared objects of import manifests this process applied (every
+// virtual cluster's manifest carries the same ClusterRoles and bindings to them): applied again
+// for each of 1,000 clusters, each would cost a create refused as a conflict and a read.
+type sharedObjects struct {
+	mu sync.Mutex
+	at map[string]sharedApply
+}
+
+type sharedApply struct {
+	digest string
+	at     time.Time
+}
+
+// key names obj when it is shared ("" when it is the tenant's own) and digests its content.
+func (s *sharedObjects) key(obj runtime.Object) (key, digest string) {
+	switch o := obj.(type) {
+	case *rbacv1.ClusterRole:
+		key = "ClusterRole/" + o.Name
+	case *rbacv1.ClusterRoleBinding:
+		if !strings.HasPrefix(o.Name, adminBindingName("")) {
+			key = "ClusterRoleBinding/" + o.Name
+		}
+	}
+	if key == "" {
+		return "", ""
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", ""
+	}
+	return key, string(b)
+}
+
+func (s *sharedObjects) fresh(key, digest string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.at[key]
+	return ok && e.digest == digest && time.Since(e.at) < sharedRecheck
+}
+
+func (s *sharedObjects) applied(key, digest string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at == nil {
+		s.at = map[string]sharedApply{}
+	}
+	s.at[key] = sharedApply{digest: digest, at: time.Now()}
 }
 
 func applyObject(ctx context.Context, kube *Kube, obj runtime.Object) error {

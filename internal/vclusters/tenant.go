@@ -23,6 +23,7 @@ type mainAPI struct {
 	// kubelet says a kubelet stand-in (KWOK) owns the Nodes' conditions and heartbeats and the
 	// Pods' status: the tool then writes only capacity, allocatable and node info.
 	kubelet bool
+	shared  sharedObjects // of import manifests, applied by this process
 }
 
 // ensureTenant makes sure the cluster's namespace, Nodes (with their status) and Pods exist,
