@@ -92,8 +92,9 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
 			case !a.tmpl.statusDrifted(got):
 				return nil
 			case a.kubelet:
-				// A Node created without the capacity (by someone else, or resized) is
-				// initialized by KWOK with its default 1k CPUs: the capacity goes in after that.
+				// A Node created without the template's capacity (by someone else, or before the
+				// template changed) may be initialized by KWOK with its default 1k CPUs after a
+				// patch: the capacity goes in once KWOK has initialized it.
 				return a.awaitInitialized(ctx, rec.Name, n.Name)
 			default:
 				return a.patchNodeStatus(ctx, rec.Name, n.Name)
