@@ -61,14 +61,22 @@ func (s *smoke) deleteVolume(ctx context.Context, id string) error {
 	return volumes.Delete(ctx, s.volume, id, volumes.DeleteOpts{}).ExtractErr()
 }
 
+// checkVolumeUsage reads the project's volume usage until it is the wanted one (at most 30 s):
+// Cinder commits a deleted volume's quota after the volume is gone (cinder/volume/manager.py
+// delete_volume: volume.destroy(), a usage notification, then QUOTAS.commit), so a read right
+// after the volume's 404 can still count it.
 func (s *smoke) checkVolumeUsage(t *testing.T, wantVolumes, wantGB int) {
 	t.Helper()
 	var u volumequotas.QuotaUsageSet
 	s.lat.do(t, "cinder GET /os-quota-sets/{p}?usage=true", func() (err error) {
-		u, err = volumequotas.GetUsage(s.ctx, s.volume, s.projectID).Extract()
-		return err
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			u, err = volumequotas.GetUsage(s.ctx, s.volume, s.projectID).Extract()
+			if err != nil || (u.Volumes.InUse == wantVolumes && u.Gigabytes.InUse == wantGB) || time.Now().After(deadline) {
+				return err
+			}
+		}
 	})
 	if u.Volumes.InUse != wantVolumes || u.Gigabytes.InUse != wantGB {
-		t.Errorf("cinder in_use volumes=%d gigabytes=%d, want %d and %d", u.Volumes.InUse, u.Gigabytes.InUse, wantVolumes, wantGB)
+		t.Errorf("cinder in_use volumes=%d gigabytes=%d after 30 s, want %d and %d", u.Volumes.InUse, u.Gigabytes.InUse, wantVolumes, wantGB)
 	}
 }
