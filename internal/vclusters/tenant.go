@@ -64,8 +64,9 @@ func (a *mainAPI) ensureNamespace(ctx context.Context, rec Record) error {
 // allocatable is not the template's; it returns how many it created. A new Node is created with
 // its status (Nodes, unlike Pods, keep the status they are created with, as the kubelet
 // registers them) and its Pods' resource annotations: with a kubelet stand-in the capacity,
-// allocatable and node info, which KWOK's node-initialize keeps, so neither waiting for it nor a
-// second write is needed; without one, the whole status with a Ready condition.
+// allocatable and node info, which KWOK's node-initialize keeps, so no second write is needed
+// (the setup still waits for node-initialize before the Pods, see below); without one, the
+// whole status with a Ready condition.
 func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
 	var created atomic.Int32
 	g, ctx := errgroup.WithContext(ctx)
@@ -79,6 +80,12 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
 				_, err = a.kube.CoreV1().Nodes().Create(ctx, a.tmpl.newNode(n, rec, a.kubelet), metav1.CreateOptions{})
 				if err == nil {
 					created.Add(1)
+					if a.kubelet {
+						// The Pods come after KWOK manages the Node: KWOK v0.8.0 skips a Pod whose
+						// Node it does not manage yet, and its catch-up list of the Node's Pods can
+						// run before it registers the Node, leaving them Pending for good.
+						return a.awaitInitialized(ctx, rec.Name, n.Name)
+					}
 					return nil
 				}
 				if apierrors.IsAlreadyExists(err) {
