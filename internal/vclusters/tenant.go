@@ -65,7 +65,7 @@ func (a *mainAPI) ensureNamespace(ctx context.Context, rec Record) error {
 // its status (Nodes, unlike Pods, keep the status they are created with, as the kubelet
 // registers them) and its Pods' resource annotations: with a kubelet stand-in the capacity,
 // allocatable and node info, which KWOK's node-initialize keeps, so no second write is needed
-// (the setup still waits for node-initialize before the Pods, see below); without one, the
+// (the setup still waits for node-initialize of every Node before the Pods); without one, the
 // whole status with a Ready condition.
 func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
 	var created atomic.Int32
@@ -77,35 +77,27 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
 			if apierrors.IsNotFound(err) {
 				a.log.Info("applying node", zap.String("cluster", rec.Name), zap.String("node", n.Name),
 					zap.Stringer("capacity", resources(a.tmpl.capacity)), zap.Stringer("allocatable", resources(a.tmpl.alloc)))
-				_, err = a.kube.CoreV1().Nodes().Create(ctx, a.tmpl.newNode(n, rec, a.kubelet), metav1.CreateOptions{})
+				got, err = a.kube.CoreV1().Nodes().Create(ctx, a.tmpl.newNode(n, rec, a.kubelet), metav1.CreateOptions{})
 				if err == nil {
 					created.Add(1)
-					if a.kubelet {
-						// The Pods come after KWOK manages the Node: KWOK v0.8.0 skips a Pod whose
-						// Node it does not manage yet, and its catch-up list of the Node's Pods can
-						// run before it registers the Node, leaving them Pending for good.
-						return a.awaitInitialized(ctx, rec.Name, n.Name)
-					}
-					return nil
-				}
-				if apierrors.IsAlreadyExists(err) {
+				} else if apierrors.IsAlreadyExists(err) {
 					got, err = a.kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 				}
 			}
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
-			switch {
-			case !a.tmpl.statusDrifted(got):
-				return nil
-			case a.kubelet:
-				// A Node created without the template's capacity (by someone else, or before the
-				// template changed) may be initialized by KWOK with its default 1k CPUs after a
-				// patch: the capacity goes in once KWOK has initialized it.
+			if a.kubelet {
+				// New or found, the Pods come after KWOK manages the Node: KWOK v0.8.0 skips a
+				// Pod whose Node it does not manage yet, and its catch-up list of the Node's Pods
+				// can run before it registers the Node, leaving them Pending for good. A Node
+				// KWOK initialized with its default 1k CPUs gets the template's capacity then.
 				return a.awaitInitialized(ctx, rec.Name, n.Name)
-			default:
+			}
+			if a.tmpl.statusDrifted(got) {
 				return a.patchNodeStatus(ctx, rec.Name, n.Name)
 			}
+			return nil
 		})
 	}
 	err := g.Wait()
