@@ -53,7 +53,7 @@ func (a *mainAPI) agentCredentials(ctx context.Context, rec Record, credName str
 	ns := TenantNamespace(rec.Name)
 	var creds agentCreds
 	err := poll(ctx, 30*time.Second, 200*time.Millisecond, func() (bool, error) {
-		s, err := a.kube.CoreV1().Secrets(ns).Get(ctx, credName, metav1.GetOptions{})
+		s, err := a.kube.CoreV1().Secrets(ns).Get(ctx, credName, cached)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -83,7 +83,10 @@ func (a *mainAPI) serviceAccountToken(ctx context.Context, ns string, wait time.
 	}
 	var token string
 	err := poll(ctx, wait, 100*time.Millisecond, func() (bool, error) {
-		got, err := a.kube.CoreV1().Secrets(ns).Get(ctx, agentTokenSecret, metav1.GetOptions{})
+		got, err := a.kube.CoreV1().Secrets(ns).Get(ctx, agentTokenSecret, cached)
+		if apierrors.IsNotFound(err) {
+			return false, nil // not in the watch cache yet
+		}
 		if err != nil {
 			return false, err
 		}
@@ -106,6 +109,10 @@ func (a *mainAPI) serviceAccountToken(ctx context.Context, ns string, wait time.
 	}
 	return secret.New(tr.Status.Token), nil
 }
+
+// cached reads from the API server's watch cache (resourceVersion 0), not from etcd: what the
+// setup polls for is written by others, and a cache a moment behind costs one more poll.
+var cached = metav1.GetOptions{ResourceVersion: "0"}
 
 // poll calls check every interval until it reports done, fails, or timeout passes.
 func poll(ctx context.Context, timeout, interval time.Duration, check func() (bool, error)) error {

@@ -66,23 +66,22 @@ func (a *mainAPI) ensureNamespace(ctx context.Context, rec Record) error {
 // registers them) and its Pods' resource annotations: with a kubelet stand-in the capacity,
 // allocatable and node info, which KWOK's node-initialize keeps, so no second write is needed
 // (the setup still waits for node-initialize of every Node before the Pods); without one, the
-// whole status with a Ready condition.
+// whole status with a Ready condition. Creation comes first and a read only when the Node
+// exists: a new cluster's Nodes cost one request each.
 func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
 	var created atomic.Int32
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for _, n := range a.tmpl.templateNodes(rec) {
 		g.Go(func() error {
-			got, err := a.kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
+			got, err := a.kube.CoreV1().Nodes().Create(ctx, a.tmpl.newNode(n, rec, a.kubelet), metav1.CreateOptions{})
+			made := err == nil
+			if made {
+				created.Add(1)
 				a.log.Info("applying node", zap.String("cluster", rec.Name), zap.String("node", n.Name),
 					zap.Stringer("capacity", resources(a.tmpl.capacity)), zap.Stringer("allocatable", resources(a.tmpl.alloc)))
-				got, err = a.kube.CoreV1().Nodes().Create(ctx, a.tmpl.newNode(n, rec, a.kubelet), metav1.CreateOptions{})
-				if err == nil {
-					created.Add(1)
-				} else if apierrors.IsAlreadyExists(err) {
-					got, err = a.kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-				}
+			} else if apierrors.IsAlreadyExists(err) {
+				got, err = a.kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 			}
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
@@ -92,7 +91,7 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
 				// Pod whose Node it does not manage yet, and its catch-up list of the Node's Pods
 				// can run before it registers the Node, leaving them Pending for good. A Node
 				// KWOK initialized with its default 1k CPUs gets the template's capacity then.
-				return a.awaitInitialized(ctx, rec.Name, n.Name)
+				return a.awaitInitialized(ctx, rec.Name, n.Name, made)
 			}
 			if a.tmpl.statusDrifted(got) {
 				return a.patchNodeStatus(ctx, rec.Name, n.Name)
@@ -106,16 +105,19 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
 
 // awaitInitialized waits (at most 30 s) for KWOK's node-initialize stage, which writes the
 // Node's conditions (and a default capacity of 1k CPUs unless the Node had one), then writes the
-// template's capacity; a Node told to stop heartbeating (chaos) is not waited for.
-func (a *mainAPI) awaitInitialized(ctx context.Context, cluster, name string) error {
+// template's capacity; a Node told to stop heartbeating (chaos) is not waited for. It reads the
+// API server's watch cache (cached). Whether the tool holds the Node's Lease (chaos) is
+// asked at once of a Node that was there, and of one made just now only after a second: a new
+// Node's Lease is KWOK's unless a crash left the tool's.
+func (a *mainAPI) awaitInitialized(ctx context.Context, cluster, name string, made bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for {
-		n, err := a.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+	for polls := 0; ; polls++ {
+		n, err := a.kube.CoreV1().Nodes().Get(ctx, name, cached)
+		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("node %s: %w", name, err)
 		}
-		if nodeReady(n) || a.heldByChaos(ctx, name) {
+		if err == nil && (nodeReady(n) || ((!made || polls >= 5) && a.heldByChaos(ctx, name))) {
 			if a.tmpl.statusDrifted(n) {
 				return a.patchNodeStatus(ctx, cluster, name)
 			}
@@ -165,7 +167,8 @@ func (a *mainAPI) patchNodeStatus(ctx context.Context, cluster, name string) err
 // ensurePods creates the template Pods that are missing; it returns how many it created.
 func (a *mainAPI) ensurePods(ctx context.Context, rec Record) (int, error) {
 	ns := TenantNamespace(rec.Name)
-	have, err := a.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: NodeSelector(rec.Name)})
+	// From the watch cache: a Pod it has not seen yet is refused as existing at its create.
+	have, err := a.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: NodeSelector(rec.Name), ResourceVersion: "0"})
 	if err != nil {
 		return 0, fmt.Errorf("list pods in %s: %w", ns, err)
 	}
