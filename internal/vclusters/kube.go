@@ -101,8 +101,9 @@ func (r RbacV1) RoleBindings(ns string) kubeapi.Resource[*rbacv1.RoleBinding, *r
 // PodResources is what the pod-resource annotations need of a Pod, as ListPodResources decodes it.
 type PodResources struct {
 	Metadata struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
+		Name            string `json:"name"`
+		Namespace       string `json:"namespace"`
+		ResourceVersion string `json:"resourceVersion"`
 	} `json:"metadata"`
 	Spec struct {
 		NodeName       string               `json:"nodeName"`
@@ -141,11 +142,17 @@ func (p *PodResources) Counts() bool {
 // ListPodResources lists the Pods of every namespace the field selector picks ("" for all) from
 // the API server's watch cache (resourceVersion 0, as the agent's informers list), decoding only
 // the fields PodResources has: with tens of thousands of Pods a typed list costs the tool tens of
-// MiB of garbage at each pass (managed fields, status, the whole spec).
+// MiB of garbage (managed fields, status, the whole spec).
 func (k *Kube) ListPodResources(ctx context.Context, fieldSelector string) ([]PodResources, error) {
+	items, _, err := k.listPodResources(ctx, fieldSelector)
+	return items, err
+}
+
+// listPodResources is ListPodResources with the list's resource version, to watch from.
+func (k *Kube) listPodResources(ctx context.Context, fieldSelector string) ([]PodResources, string, error) {
 	rc, err := k.core.REST()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	req := rc.Get().AbsPath("/api/v1/pods").Param("resourceVersion", "0")
 	if fieldSelector != "" {
@@ -153,28 +160,36 @@ func (k *Kube) ListPodResources(ctx context.Context, fieldSelector string) ([]Po
 	}
 	body, err := req.Stream(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer body.Close()
 	return decodeItems[PodResources](json.NewDecoder(body))
 }
 
-// decodeItems decodes a list's items one at a time as they stream in: the decoder's buffer holds
-// one item, not the whole list.
-func decodeItems[T any](dec *json.Decoder) ([]T, error) {
+// decodeItems decodes a list's items one at a time as they stream in (the decoder's buffer holds
+// one item, not the whole list) and returns them with the list's resource version.
+func decodeItems[T any](dec *json.Decoder) ([]T, string, error) {
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("decode the list: not an object (%v)", err)
+		return nil, "", fmt.Errorf("decode the list: not an object (%v)", err)
 	}
 	var items []T
+	var meta metav1.ListMeta
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
-			return nil, fmt.Errorf("decode the list: %w", err)
+			return nil, "", fmt.Errorf("decode the list: %w", err)
 		}
-		if key != "items" {
+		switch key {
+		case "metadata":
+			if err := dec.Decode(&meta); err != nil {
+				return nil, "", fmt.Errorf("decode the list's metadata: %w", err)
+			}
+			continue
+		case "items":
+		default:
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				return nil, fmt.Errorf("decode the list's %v: %w", key, err)
+				return nil, "", fmt.Errorf("decode the list's %v: %w", key, err)
 			}
 			continue
 		}
@@ -182,18 +197,18 @@ func decodeItems[T any](dec *json.Decoder) ([]T, error) {
 			if t == nil && err == nil {
 				continue // "items": null
 			}
-			return nil, fmt.Errorf("decode the list's items: not an array (%v)", err)
+			return nil, "", fmt.Errorf("decode the list's items: not an array (%v)", err)
 		}
 		for dec.More() {
 			var item T
 			if err := dec.Decode(&item); err != nil {
-				return nil, fmt.Errorf("decode the list's items: %w", err)
+				return nil, "", fmt.Errorf("decode the list's items: %w", err)
 			}
 			items = append(items, item)
 		}
 		if _, err := dec.Token(); err != nil {
-			return nil, fmt.Errorf("decode the list's items: %w", err)
+			return nil, "", fmt.Errorf("decode the list's items: %w", err)
 		}
 	}
-	return items, nil
+	return items, meta.ResourceVersion, nil
 }

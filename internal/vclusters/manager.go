@@ -62,6 +62,7 @@ type Manager struct {
 	dirty    chan struct{}
 	deletion chan struct{} // asks the deletion watcher to look now
 	saveMu   sync.Mutex
+	pods     podSet // the main API server's Pods, for the pod-resource annotations
 }
 
 // NewManager prepares a manager: the state file is read and the proxy CA loaded or created.
@@ -125,7 +126,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.start(c)
 	}
 	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context){m.saver, m.deletionWatcher, m.driftLoop, m.podResourcesLoop} {
+	for _, loop := range []func(context.Context){m.saver, m.deletionWatcher, m.driftLoop, m.podWatchLoop, m.podResourcesLoop} {
 		loops.Add(1)
 		go func() {
 			defer loops.Done()

@@ -3,6 +3,7 @@ package vclusters
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
@@ -22,54 +23,110 @@ const (
 )
 
 // podResourcesLoop does the agent's podresources work for every virtual cluster: every
-// sync.pod_resources_interval (Rancher's agent re-queues each Node every 15 s) it lists the
-// Pods once, sums the requests and limits of the non-terminated ones per Node, and updates the
-// annotations of the Nodes whose figures changed.
+// sync.pod_resources_interval (Rancher's agent re-queues each Node every 15 s) it sums the
+// requests and limits of the non-terminated Pods of the Nodes whose Pods changed (from the pod
+// index its watch keeps) and updates their annotations where the figures differ from what the
+// Node has. Every 20th pass, and after the index was listed again, it compares every Node.
 func (m *Manager) podResourcesLoop(ctx context.Context) {
+	passes := 0
 	pass := func() {
-		if err := m.syncPodResources(ctx); err != nil && ctx.Err() == nil {
+		if err := m.syncPodResources(ctx, passes%20 == 0); err != nil && ctx.Err() == nil {
 			m.met.Errors.WithLabelValues("pod_resources").Inc()
 			m.log.Warn("pod resource annotations not updated", zap.Error(err))
 		}
+		passes++
 	}
 	pass()
 	every(ctx, m.cfg.Sync.PodResourcesInterval, nil, pass)
 }
 
-func (m *Manager) syncPodResources(ctx context.Context) error {
+func (m *Manager) syncPodResources(ctx context.Context, everyNode bool) error {
+	dirty, all, ok := m.pods.take()
+	if !ok {
+		return nil // not listed yet
+	}
 	owners := m.tenantsInPlace()
 	if len(owners) == 0 {
 		return nil
 	}
-	// ResourceVersion "0": from the API server's watch cache, as the agent's informers list.
-	nodes, err := m.main.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy, ResourceVersion: "0"})
-	if err != nil {
-		return err
-	}
-	pods, err := m.main.kube.ListPodResources(ctx, "")
-	if err != nil {
-		return err
-	}
-	byNode := map[string][]*PodResources{}
-	for i := range pods {
-		if p := &pods[i]; p.Counts() {
-			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+	var candidates []string
+	if all || everyNode {
+		// ResourceVersion "0": from the API server's watch cache, as the agent's informers list.
+		nodes, err := m.main.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy, ResourceVersion: "0"})
+		if err != nil {
+			if all {
+				m.pods.markAll()
+			}
+			return err
+		}
+		for i := range nodes.Items {
+			n := &nodes.Items[i]
+			if _, ok := owners[n.Labels[LabelLogicalCluster]]; ok {
+				m.main.annotated.saw(n)
+				candidates = append(candidates, n.Name)
+			}
+		}
+	} else {
+		for _, rec := range owners {
+			for i := 1; i <= rec.Nodes; i++ {
+				if name := nodeName(rec.Name, i); hasKey(dirty, name) {
+					candidates = append(candidates, name)
+				}
+			}
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		if _, ok := owners[n.Labels[LabelLogicalCluster]]; !ok {
+	for _, name := range candidates {
+		requests, limits := m.pods.annotations(name)
+		if m.main.annotated.is(name, requests, limits) {
 			continue
 		}
-		requests, limits := podResourceAnnotations(byNode[n.Name])
-		if n.Annotations[AnnotationPodRequests] == requests && n.Annotations[AnnotationPodLimits] == limits {
-			continue
-		}
-		g.Go(func() error { return m.main.annotateNode(gctx, n.Name, requests, limits) })
+		g.Go(func() error {
+			err := m.main.annotateNode(gctx, name, requests, limits)
+			if err != nil {
+				m.pods.markDirty(name)
+			}
+			return err
+		})
 	}
 	return g.Wait()
+}
+
+func hasKey(m map[string]struct{}, k string) bool { _, ok := m[k]; return ok }
+
+// annotationLog is the pod-resource annotations each Node had when the tool last wrote or read
+// them, so that a pass writes only what changed.
+type annotationLog struct {
+	mu    sync.Mutex
+	nodes map[string][2]string
+}
+
+func (l *annotationLog) set(node, requests, limits string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.nodes == nil {
+		l.nodes = map[string][2]string{}
+	}
+	l.nodes[node] = [2]string{requests, limits}
+}
+
+// saw records what a Node read from the API server has.
+func (l *annotationLog) saw(n *corev1.Node) {
+	l.set(n.Name, n.Annotations[AnnotationPodRequests], n.Annotations[AnnotationPodLimits])
+}
+
+func (l *annotationLog) is(node, requests, limits string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	got, ok := l.nodes[node]
+	return ok && got == [2]string{requests, limits}
+}
+
+func (l *annotationLog) forget(node string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.nodes, node)
 }
 
 // annotateNodes writes one cluster's annotations at once (after its setup), so Rancher's first
@@ -114,9 +171,13 @@ func (a *mainAPI) annotateNode(ctx context.Context, name, requests, limits strin
 	if err != nil {
 		return err
 	}
-	_, err = a.kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})
+	n, err := a.kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) {
+		a.annotated.forget(name)
 		return nil // deleted meanwhile (scale down, drift)
+	}
+	if err == nil {
+		a.annotated.saw(n)
 	}
 	return err
 }

@@ -175,19 +175,22 @@ func allocatedPerItem(t *testing.T, f func() int) float64 {
 // truncated list is an error rather than a short list.
 func TestDecodeItemsStreamsAList(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
-		{`{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[{"spec":{"nodeName":"a"}},{"spec":{"nodeName":"b"}}]}`, "a,b"},
-		{`{"items":[{"spec":{"nodeName":"a"}}],"kind":"PodList"}`, "a"},
+		{`{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[{"spec":{"nodeName":"a"}},{"spec":{"nodeName":"b"}}]}`, "a,b@7"},
+		{`{"items":[{"spec":{"nodeName":"a"}}],"kind":"PodList","metadata":{"resourceVersion":"9"}}`, "a@9"},
 		{`{"kind":"PodList","items":null}`, ""},
 		{`{"kind":"PodList","items":[]}`, ""},
 		{`{"kind":"PodList","items":[{"spec":{"nodeName":"a"}},`, "error"},
 		{`[]`, "error"},
 	} {
-		items, err := decodeItems[PodResources](json.NewDecoder(strings.NewReader(tc.body)))
+		items, rv, err := decodeItems[PodResources](json.NewDecoder(strings.NewReader(tc.body)))
 		var names []string
 		for _, p := range items {
 			names = append(names, p.Spec.NodeName)
 		}
 		got := strings.Join(names, ",")
+		if rv != "" {
+			got += "@" + rv
+		}
 		if err != nil {
 			got = "error"
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,8 +63,41 @@ func TestRealVirtualClustersConnectAndServeRancher(t *testing.T) {
 			t.Errorf("%s: pods %v %v", n, err, pods)
 		}
 	}
+	w.podResourcesFollow(a)
 	w.checkObservability(2)
 	w.checkStateFile(2)
+}
+
+// podResourcesFollow binds one more Pod to a Node of cluster (as a workload Rancher deploys
+// would be) and waits until the Node's pod-requests annotation counts it, then deletes it and
+// waits until it no longer does: the loop follows the Pods it watches, not only its own.
+func (w *realWorld) podResourcesFollow(cluster string) {
+	w.t.Helper()
+	ctx := context.Background()
+	nodes := w.env.Clientset.CoreV1().Nodes()
+	node := nodeName(cluster, 1)
+	count := func() int {
+		n, err := nodes.Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		var req map[string]string
+		_ = json.Unmarshal([]byte(n.Annotations[AnnotationPodRequests]), &req)
+		c, _ := strconv.Atoi(req["pods"])
+		return c
+	}
+	before := count()
+	ns := TenantNamespace(cluster)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "extra", Namespace: ns},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
+	if _, err := w.env.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
+	waitFor(w.t, "the annotation to count a Pod bound by someone else", func() bool { return count() == before+1 })
+	if err := w.env.Clientset.CoreV1().Pods(ns).Delete(ctx, "extra", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		w.t.Fatal(err)
+	}
+	waitFor(w.t, "the annotation to forget the deleted Pod", func() bool { return count() == before })
 }
 
 // checkObservability looks for seed 004's key log lines and the metrics of n connected clusters.

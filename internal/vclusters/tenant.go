@@ -22,8 +22,9 @@ type mainAPI struct {
 	log  *zap.Logger
 	// kubelet says a kubelet stand-in (KWOK) owns the Nodes' conditions and heartbeats and the
 	// Pods' status: the tool then writes only capacity, allocatable and node info.
-	kubelet bool
-	shared  sharedObjects // of import manifests, applied by this process
+	kubelet   bool
+	shared    sharedObjects // of import manifests, applied by this process
+	annotated annotationLog // the Nodes' pod-resource annotations as last written or read
 }
 
 // ensureTenant makes sure the cluster's namespace, Nodes (with their status) and Pods exist,
@@ -86,6 +87,7 @@ func (a *mainAPI) ensureNodes(ctx context.Context, rec Record) (int, error) {
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
+			a.annotated.saw(got)
 			if a.kubelet {
 				// New or found, the Pods come after KWOK manages the Node: KWOK v0.8.0 skips a
 				// Pod whose Node it does not manage yet, and its catch-up list of the Node's Pods
@@ -216,6 +218,7 @@ func (a *mainAPI) removeTenant(ctx context.Context, rec Record, podWait time.Dur
 	names := make([]string, 0, len(nodes.Items))
 	for _, n := range nodes.Items {
 		names = append(names, n.Name)
+		a.annotated.forget(n.Name)
 	}
 	if err := a.deletePods(ctx, rec.Name, podWait, func(ctx context.Context) ([]corev1.Pod, error) { return a.boundPods(ctx, names) }); err != nil {
 		return err
