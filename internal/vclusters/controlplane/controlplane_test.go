@@ -80,6 +80,19 @@ func TestRealStartsAndRestartsWithItsData(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The API server runs with GOGC=200 (unless the test's environment sets GOGC); the others
+	// with the environment as it is.
+	_, envGOGC := os.LookupEnv("GOGC")
+	for _, p := range cp.Processes() {
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.Pid()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := strings.Contains("\x00"+string(environ), "\x00GOGC=200\x00")
+		if want := p.Name == "kube-apiserver" && !envGOGC; has != want {
+			t.Errorf("%s: GOGC=200 in its environment: %v, want %v", p.Name, has, want)
+		}
+	}
 	host := cp.Host
 	cp.Stop()
 

@@ -22,8 +22,9 @@ type Process struct {
 	err           error
 }
 
-// StartProcess starts bin with args, logging to <dir>/<name>.log.
-func StartProcess(name, bin, dir string, args []string, log *zap.Logger) (*Process, error) {
+// StartProcess starts bin with args and the tool's environment plus env, logging to
+// <dir>/<name>.log.
+func StartProcess(name, bin, dir string, args, env []string, log *zap.Logger) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -31,6 +32,9 @@ func StartProcess(name, bin, dir string, args []string, log *zap.Logger) (*Proce
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = f, f, procAttr()
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)

@@ -74,7 +74,7 @@ func Start(o Options) (*Controller, error) {
 	// lacks progress requests (Debian's 3.4) they must be refused (--feature-gates=WatchList=false,
 	// as the started main API server has it), else KWOK's caches never catch up, its Lease
 	// renewals conflict and new Nodes are never managed.
-	p, err := controlplane.StartProcess("kwok", o.Binary, o.Dir, args, o.Logger)
+	p, err := controlplane.StartProcess("kwok", o.Binary, o.Dir, args, nil, o.Logger)
 	if err != nil {
 		return nil, err
 	}
