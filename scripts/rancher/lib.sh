@@ -2,12 +2,14 @@
 # Shared definitions for up.sh and down.sh (sourced, not executed).
 
 STATE=${SITE_AGENT_RANCHER_STATE:-/var/tmp/site-agent-rancher}
-# Ports on 127.0.0.1. Rancher also listens on :6666 and /tmp/log.sock, which it hard-codes.
-ETCD_PORT=${SITE_AGENT_RANCHER_ETCD_PORT:-47379}
-ETCD_PEER_PORT=${SITE_AGENT_RANCHER_ETCD_PEER_PORT:-47380}
-KUBE_PORT=${SITE_AGENT_RANCHER_KUBE_PORT:-47643}
-HTTP_PORT=${SITE_AGENT_RANCHER_HTTP_PORT:-47080}
-HTTPS_PORT=${SITE_AGENT_RANCHER_HTTPS_PORT:-47443}
+# Ports on 127.0.0.1, below the ephemeral range (32768–60999 here): a port in it can be taken by
+# any outgoing connection (a run once found etcd unable to bind 47380). Rancher also listens on
+# :6666 and /tmp/log.sock, which it hard-codes.
+ETCD_PORT=${SITE_AGENT_RANCHER_ETCD_PORT:-27379}
+ETCD_PEER_PORT=${SITE_AGENT_RANCHER_ETCD_PEER_PORT:-27380}
+KUBE_PORT=${SITE_AGENT_RANCHER_KUBE_PORT:-27643}
+HTTP_PORT=${SITE_AGENT_RANCHER_HTTP_PORT:-27080}
+HTTPS_PORT=${SITE_AGENT_RANCHER_HTTPS_PORT:-27443}
 PROCS="etcd kube-apiserver kube-controller-manager rancher"
 
 log() { printf '[rancher %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
