@@ -69,26 +69,15 @@ func TestRealPodResourcesListIsFaithfulAndLean(t *testing.T) {
 		return
 	}
 	ctx := context.Background()
-	ns := fmt.Sprintf("podres-%d", time.Now().UnixNano()%1e9)
 	core := env.Clientset.CoreV1()
-	if _, err := core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = core.Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	ns := testNamespace(t, env, "podres")
 	const pods = 60
 	for i := range pods {
 		if _, err := core.Pods(ns).Create(ctx, resourcePod(i, ns+"-node-"+fmt.Sprint(i%3)), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	done, err := core.Pods(ns).Get(ctx, "p0", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done.Status.Phase = corev1.PodSucceeded
-	if _, err := core.Pods(ns).UpdateStatus(ctx, done, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	setPodPhase(t, env, ns, "p0", corev1.PodSucceeded)
 	k, err := NewKube(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +117,32 @@ func TestRealPodResourcesListIsFaithfulAndLean(t *testing.T) {
 	t.Logf("allocated per pod: lean list %.0f B, typed list %.0f B", leanPerPod, typedPerPod)
 	if leanPerPod*3 > typedPerPod {
 		t.Errorf("the lean list allocates %.0f B per pod, the typed list %.0f B: not lean", leanPerPod, typedPerPod)
+	}
+}
+
+// testNamespace makes a namespace named prefix-<number>, deleted when the test ends.
+func testNamespace(t *testing.T, env *kubeenv.Env, prefix string) string {
+	t.Helper()
+	ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e9)
+	core := env.Clientset.CoreV1()
+	if _, err := core.Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = core.Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	return ns
+}
+
+// setPodPhase writes the Pod's phase into its status, as a kubelet would.
+func setPodPhase(t *testing.T, env *kubeenv.Env, ns, name string, phase corev1.PodPhase) {
+	t.Helper()
+	ctx, pods := context.Background(), env.Clientset.CoreV1().Pods(ns)
+	p, err := pods.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Phase = phase
+	if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

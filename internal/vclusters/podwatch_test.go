@@ -87,12 +87,8 @@ func TestRealPodWatchFollowsTheList(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ns := fmt.Sprintf("podwatch-%d", time.Now().UnixNano()%1e9)
 	core := env.Clientset.CoreV1()
-	if _, err := core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = core.Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	ns := testNamespace(t, env, "podwatch")
 	k, err := NewKube(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -108,14 +104,7 @@ func TestRealPodWatchFollowsTheList(t *testing.T) {
 	if _, err := core.Pods(ns).Create(ctx, resourcePod(0, node), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := core.Pods(ns).Get(ctx, "p0", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Status.Phase = corev1.PodFailed
-	if _, err := core.Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	setPodPhase(t, env, ns, "p0", corev1.PodFailed)
 	if _, err := core.Pods(ns).Create(ctx, resourcePod(1, node), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
