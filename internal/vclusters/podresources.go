@@ -54,9 +54,7 @@ func (m *Manager) syncPodResources(ctx context.Context, everyNode bool) error {
 		// ResourceVersion "0": from the API server's watch cache, as the agent's informers list.
 		nodes, err := m.main.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy, ResourceVersion: "0"})
 		if err != nil {
-			if all {
-				m.pods.markAll()
-			}
+			m.pods.markAll() // the Nodes taken as dirty are compared at the next pass
 			return err
 		}
 		for i := range nodes.Items {
