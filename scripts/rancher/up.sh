@@ -18,9 +18,8 @@ PW=${CATTLE_BOOTSTRAP_PASSWORD:-site-agent-bootstrap-$(hostname | md5sum | cut -
 
 pki() {
 	local d=$STATE/pki
-	[ -s "$d/tokens.csv" ] && return 0
-	mkdir -p "$d" && chmod 700 "$d"
-	(
+	[ -s "$d/tokens.csv" ] || (
+		mkdir -p "$d" && chmod 700 "$d"
 		cd "$d"
 		ossl() { openssl "$@" >/dev/null 2>&1; }
 		ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.crt -days 3650 -subj /CN=kube-ca
@@ -34,6 +33,7 @@ pki() {
 		ossl rsa -in sa.key -pubout -out sa.pub
 		echo "$(openssl rand -hex 24),admin,admin,\"system:masters\"" >tokens.csv
 	)
+	# Written at every start: the ports may have changed since the PKI was made.
 	cat >"$STATE/kubeconfig" <<K
 apiVersion: v1
 kind: Config
