@@ -121,6 +121,6 @@ func (a *mainAPI) releaseLease(ctx context.Context, node string) error {
 // heldByChaos reports whether the tool holds the Node's Lease (so KWOK leaves the Node alone),
 // as the API server's watch cache has it.
 func (a *mainAPI) heldByChaos(ctx context.Context, node string) bool {
-	l, err := a.kube.NodeLeases().Get(ctx, node, metav1.GetOptions{ResourceVersion: "0"})
+	l, err := a.kube.NodeLeases().Get(ctx, node, cached)
 	return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == chaosHolder
 }
