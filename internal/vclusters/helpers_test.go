@@ -12,6 +12,7 @@ import (
 
 	"github.com/waldur/site-agent/internal/secret"
 	"github.com/waldur/site-agent/internal/sim/ranchersim"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // testConfig is a valid configuration for a Rancher simulator at url (main API server left to
@@ -85,3 +86,15 @@ func call(t *testing.T, h http.Handler, method, path, body string) apiAnswer {
 	_ = json.Unmarshal(raw, &out)
 	return apiAnswer{rec.Code, out, string(raw)}
 }
+
+// namespaceNames are the names of the listed namespaces.
+func namespaceNames(list corev1.NamespaceList) []string {
+	names := make([]string, len(list.Items))
+	for i, ns := range list.Items {
+		names[i] = ns.Name
+	}
+	return names
+}
+
+// isTenantNamespace: the name is one of the tool's tenant namespaces (TenantNamespace).
+func isTenantNamespace(name string) bool { return strings.HasPrefix(name, TenantNamespace("")) }

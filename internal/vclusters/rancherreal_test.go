@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Three virtual clusters imported into the real Rancher become Active there — Connected through
@@ -124,7 +127,8 @@ func (w *rancherWorld) checkNodes(t *testing.T, id string) {
 }
 
 // checkProxiedNodes: Rancher's /k8s/clusters/<id> proxy lists the cluster's 3 Nodes through the
-// tunnel (only its own: the tool scopes Node lists).
+// tunnel (only its own: the tool scopes Node lists) and namespaces without the tool's tenant
+// namespaces.
 func (w *rancherWorld) checkProxiedNodes(t *testing.T, id string) {
 	t.Helper()
 	var list struct {
@@ -140,6 +144,13 @@ func (w *rancherWorld) checkProxiedNodes(t *testing.T, id string) {
 	if len(list.Items) != 3 {
 		b, _ := json.Marshal(list)
 		t.Errorf("proxied nodes of %s: %s", id, b)
+	}
+	var nss corev1.NamespaceList
+	if err := w.admin.Do(t.Context(), http.MethodGet, "/k8s/clusters/"+id+"/api/v1/namespaces", nil, &nss); err != nil {
+		t.Fatalf("proxied namespaces of %s: %v", id, err)
+	}
+	if names := namespaceNames(nss); !slices.Contains(names, "kube-system") || slices.ContainsFunc(names, isTenantNamespace) {
+		t.Errorf("proxied namespaces of %s: %v, want kube-system and no tenant namespace", id, names)
 	}
 }
 

@@ -5,9 +5,10 @@
 // cluster at "https://" + the address the agent reports; the same handler also answers plain
 // HTTP on an in-memory listener for the steve session (Rancher dials 127.0.0.1:6080 there).
 //
-// One change to the pass-through: list and watch requests for Nodes get the cluster's label
-// selector added (when configured), so each virtual cluster sees its own Nodes, as Rancher's
-// cluster totals need. Everything else — namespaces, pods, quotas — is the shared main API.
+// One change to the pass-through: list and watch requests of the collections in Selectors get
+// a label selector added — the cluster's own Nodes, as Rancher's cluster totals need, and no
+// tenant namespaces of the tool. Everything else — other namespaces, pods, quotas — is the
+// shared main API.
 //
 // If the listener fails, the proxy restarts on a new port and reports the move, so the tunnels
 // can tell Rancher the new address. Ports come from a Ports pool that reserves them by holding

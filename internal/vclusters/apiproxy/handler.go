@@ -9,17 +9,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// reverseProxy passes requests through to the main API server unchanged but for the Node
-// selector, and without Accept-Encoding (the shared transport never asks for compression).
+// reverseProxy passes requests through to the main API server unchanged but for the scoping
+// selectors, and without Accept-Encoding (the shared transport never asks for compression).
 func (p *Proxy) reverseProxy() http.Handler {
 	up := p.o.Upstream
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(up)
 			pr.Out.Header.Del("Accept-Encoding")
-			if p.o.NodeSelector != "" && pr.In.Method == http.MethodGet && pr.In.URL.Path == "/api/v1/nodes" {
+			if sel := p.o.Selectors[pr.In.URL.Path]; sel != "" && pr.In.Method == http.MethodGet {
 				q := pr.Out.URL.Query()
-				sel := p.o.NodeSelector
 				if have := q.Get("labelSelector"); have != "" {
 					sel = have + "," + sel
 				}

@@ -25,8 +25,9 @@ type Options struct {
 	Ports *Ports
 	// Preferred is the port to try first (the one the cluster had before a restart).
 	Preferred int
-	// NodeSelector is added to Node lists and watches ("" adds nothing).
-	NodeSelector string
+	// Selectors scope collections: a label selector for each collection path (e.g.
+	// "/api/v1/nodes"), added to every list and watch of it, beside the caller's own.
+	Selectors map[string]string
 	// OnRequest observes every proxied request: status and body bytes in and out.
 	OnRequest func(code int, in, out int64)
 	// OnMove is called with the new address after the proxy restarted on another port.

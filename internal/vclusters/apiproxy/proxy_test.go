@@ -60,7 +60,7 @@ func start(t *testing.T, ports *apiproxy.Ports, preferred int) *fixture {
 	u, _ := url.Parse(up.URL)
 	f := &fixture{up: up, ca: ca, moves: make(chan string, 4), observed: make(chan int64, 1024)}
 	f.proxy, err = apiproxy.Start(apiproxy.Options{Cluster: "vc", Upstream: u, Transport: tr, Cert: srv.TLS, Ports: ports,
-		Preferred: preferred, NodeSelector: "logical-cluster=vc",
+		Preferred: preferred, Selectors: map[string]string{"/api/v1/nodes": "logical-cluster=vc", "/api/v1/namespaces": "!logical-cluster"},
 		OnRequest: func(code int, in, out int64) { f.observed <- out },
 		OnMove:    func(addr string) { f.moves <- addr }, Logger: zaptest.NewLogger(t)})
 	if err != nil {
@@ -137,12 +137,15 @@ func (f *fixture) waitObserved(t *testing.T, n int) []int64 {
 	return seen
 }
 
-func TestNodeListsAreScopedToTheCluster(t *testing.T) {
+func TestNodeAndNamespaceListsAreScoped(t *testing.T) {
 	f := start(t, apiproxy.NewPorts(0, 0), 0)
 	for _, tc := range []struct{ path, query string }{
 		{"/api/v1/nodes", "labelSelector=logical-cluster%3Dvc"},
 		{"/api/v1/nodes?labelSelector=type%3Dkwok&watch=1", "labelSelector=type%3Dkwok%2Clogical-cluster%3Dvc&watch=1"},
 		{"/api/v1/nodes/vc-node1", ""},
+		{"/api/v1/namespaces?watch=1", "labelSelector=%21logical-cluster&watch=1"},
+		{"/api/v1/namespaces/cluster-vc", ""},
+		{"/api/v1/namespaces/cluster-vc/pods", ""},
 		{"/api/v1/pods", ""},
 	} {
 		if got := f.get(t, tc.path, nil); got["query"] != tc.query {
