@@ -29,6 +29,9 @@ type cluster struct {
 	deleting    bool
 	accepted    time.Time // when POST accepted it (zero for resumed clusters)
 	connectedAt time.Time
+	// reregistered is when the tunnels were last reconnected because Rancher's record lacked
+	// the agent's parameters (reregisterLocked).
+	reregistered time.Time
 }
 
 func newCluster(r Record) *cluster {

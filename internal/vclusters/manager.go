@@ -277,8 +277,8 @@ func (m *Manager) deleteInRancher(ctx context.Context, rec Record, byRancher boo
 	waitCtx, cancel := context.WithTimeout(ctx, m.cfg.Sync.RancherRemovalWait)
 	defer cancel()
 	for {
-		ids, err := rancherClusters(waitCtx, m.rancher)
-		if err == nil && !ids[rec.RancherID] {
+		all, err := rancherClusters(waitCtx, m.rancher)
+		if _, found := all[rec.RancherID]; err == nil && !found {
 			m.log.Info("rancher removed the cluster", zap.String("cluster", rec.Name), zap.String("rancher_cluster", rec.RancherID),
 				zap.Duration("waited", time.Since(began).Round(time.Millisecond)))
 			return nil

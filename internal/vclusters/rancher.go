@@ -32,15 +32,15 @@ func newRancherClient(c RancherConfig, log *zap.Logger) (*rancherapi.Client, err
 	return rc, nil
 }
 
-// rancherClusters returns the ids of every cluster Rancher knows.
-func rancherClusters(ctx context.Context, rc *rancherapi.Client) (map[string]bool, error) {
+// rancherClusters returns every cluster Rancher knows, by id.
+func rancherClusters(ctx context.Context, rc *rancherapi.Client) (map[string]rancherapi.Cluster, error) {
 	list, err := rc.Clusters(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]bool, len(list))
+	out := make(map[string]rancherapi.Cluster, len(list))
 	for _, c := range list {
-		out[c.ID] = true
+		out[c.ID] = c
 	}
 	return out, nil
 }

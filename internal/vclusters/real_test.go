@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,6 +58,14 @@ func TestRealVirtualClustersConnectAndServeRancher(t *testing.T) {
 		}
 		if nodes.Items[0].Labels[roleControlPlane] != "true" || nodes.Items[1].Labels[roleWorker] != "true" {
 			t.Errorf("%s: roles %v / %v", n, nodes.Items[0].Labels, nodes.Items[1].Labels)
+		}
+		// …and the main API server's namespaces without the tool's tenant namespaces.
+		var nss corev1.NamespaceList
+		if code := w.rancher("GET", "/k8s/clusters/"+info.ID+"/api/v1/namespaces", &nss); code != 200 {
+			t.Errorf("%s: namespaces through rancher: %d", n, code)
+		}
+		if names := namespaceNames(nss); !slices.Contains(names, "kube-system") || slices.ContainsFunc(names, isTenantNamespace) {
+			t.Errorf("%s: namespaces through rancher: %v, want kube-system and no tenant namespace", n, names)
 		}
 		pods, err := w.env.Clientset.CoreV1().Pods(TenantNamespace(n)).List(ctx, metav1.ListOptions{LabelSelector: NodeSelector(n)})
 		if err != nil || len(pods.Items) != 10 || pods.Items[0].Spec.NodeName == "" || pods.Items[0].Spec.Containers[0].Resources.Requests.Cpu().String() != "100m" {
@@ -188,6 +197,43 @@ func TestRealDeletionInRancherCleansUp(t *testing.T) {
 	}
 	if !hasLine(w.metrics(), `site_agent_vclusters_deleted_total{by="rancher"} 1`) {
 		t.Error("deletion not counted")
+	}
+}
+
+// A connected cluster whose Rancher record lost the agent's parameters (seen once in the real
+// Rancher under load: pending, "Waiting for API to be available", for over 15 minutes) gets a
+// new handshake, which records them again; the other cluster's tunnels are left alone.
+func TestRealLostRegistrationIsRecordedAgain(t *testing.T) {
+	w := newRealWorld(t, func(c *Config) { c.Sync.DeletionInterval = time.Second })
+	lost, kept := w.name("lost"), w.name("kept")
+	w.create(lost, kept)
+	w.connected(60*time.Second, lost, kept)
+	info, _ := w.sim.ClusterByName(lost)
+	before := w.sim.TunnelConnects()
+	if !w.sim.LoseRegistration(info.ID) {
+		t.Fatal("lose the registration")
+	}
+	var c struct {
+		APIEndpoint string `json:"apiEndpoint"`
+		State       string `json:"state"`
+	}
+	if w.rancher("GET", "/v3/clusters/"+info.ID, &c); c.APIEndpoint != "" || c.State != "pending" {
+		t.Fatalf("the simulator still shows the registration: %+v", c)
+	}
+	waitForLong(t, 20*time.Second, "rancher to record the agent again", func() bool {
+		c.APIEndpoint = ""
+		w.rancher("GET", "/v3/clusters/"+info.ID, &c)
+		return c.APIEndpoint != ""
+	})
+	if got := w.logged("rancher shows the connected cluster without the agent's parameters, reconnecting its tunnels"); got != 1 {
+		t.Errorf("logged %d times, want 1", got)
+	}
+	if !hasLine(w.metrics(), `site_agent_vclusters_errors_total{stage="rancher_registration"} 1`) {
+		t.Error("the new handshake is not counted")
+	}
+	after := w.sim.TunnelConnects()
+	if after["agent"]-before["agent"] != 1 {
+		t.Errorf("agent handshakes %v → %v, want one more (only the lost cluster's)", before, after)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/waldur/site-agent/internal/vclusters/tunnel"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,6 +71,8 @@ func every(ctx context.Context, d time.Duration, wake <-chan struct{}, fn func()
 	}
 }
 
+// removeDeletedInRancher removes the clusters Rancher no longer lists and asks for a new
+// handshake of those Rancher lists without the agent's parameters.
 func (m *Manager) removeDeletedInRancher(ctx context.Context) {
 	// Only clusters imported before the list was asked for can be missing from it.
 	m.mu.Lock()
@@ -81,7 +84,7 @@ func (m *Manager) removeDeletedInRancher(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	reqCtx, cancel := context.WithTimeout(ctx, m.cfg.Rancher.Timeout)
-	ids, err := rancherClusters(reqCtx, m.rancher)
+	all, err := rancherClusters(reqCtx, m.rancher)
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
@@ -93,8 +96,15 @@ func (m *Manager) removeDeletedInRancher(ctx context.Context) {
 	m.mu.Lock()
 	var gone []string
 	for name, id := range known {
-		if c := m.clusters[name]; c != nil && c.rec.RancherID == id && !ids[id] && !c.deleting {
+		c := m.clusters[name]
+		if c == nil || c.rec.RancherID != id || c.deleting {
+			continue
+		}
+		rc, found := all[id]
+		if !found {
 			gone = append(gone, name)
+		} else if rc.APIEndpoint == "" {
+			m.reregisterLocked(c)
 		}
 	}
 	m.mu.Unlock()
@@ -106,6 +116,26 @@ func (m *Manager) removeDeletedInRancher(ctx context.Context) {
 		}
 		cancel()
 	}
+}
+
+// reregisterLocked reconnects the tunnels of a cluster whose agent session has been up for two
+// passes of the deletion watcher (1 minute by default) but whose Rancher record has no API
+// endpoint, at most once in ten passes. Rancher records the agent's parameters
+// (driver "imported", API endpoint, CA, token Secret) at every tunnel handshake (rancher v2.12.0
+// pkg/tunnelserver/mcmauthorizer/tunnel.go authorizeCluster); a real Rancher under load (100
+// clusters being imported on 2 cores) once kept a connected cluster without them, pending with
+// "Waiting for API to be available" for over 15 minutes, until a new handshake recorded them
+// and it turned active within seconds. m.mu held.
+func (m *Manager) reregisterLocked(c *cluster) {
+	pass := m.cfg.Sync.DeletionInterval
+	if !c.up[tunnel.Agent] || c.tun == nil || time.Since(c.connectedAt) < 2*pass || time.Since(c.reregistered) < 10*pass {
+		return
+	}
+	c.reregistered = time.Now()
+	m.met.Errors.WithLabelValues("rancher_registration").Inc()
+	m.log.Warn("rancher shows the connected cluster without the agent's parameters, reconnecting its tunnels",
+		zap.String("cluster", c.rec.Name), zap.String("rancher_cluster", c.rec.RancherID))
+	go c.tun.Reconnect()
 }
 
 // recreateNodes makes the missing Nodes of a cluster, with its size as it is now.

@@ -18,6 +18,9 @@ type Cluster struct {
 	State     string            `json:"state"`
 	NodeCount int               `json:"nodeCount"`
 	Capacity  map[string]string `json:"capacity"`
+	// APIEndpoint is where Rancher reaches an imported cluster, recorded from the cluster
+	// agent's parameters at each tunnel handshake ("" before one is recorded).
+	APIEndpoint string `json:"apiEndpoint"`
 }
 
 // Capacity is what a cluster's nodes offer, summed (the cluster's capacity field).

@@ -31,6 +31,9 @@ type imported struct {
 	gen       int        // counts agent handshakes: the newest one's watchAgent is the live one
 	connected bool       // the Connected condition (clusterconnected.go)
 	stats     clusterStats
+	// unrecorded: the record lost the agent's parameters (LoseRegistration) until the next
+	// handshake records them again.
+	unrecorded bool
 }
 
 // Token is a simulated clusterRegistrationToken.
@@ -280,6 +283,10 @@ func (c *Cluster) renderImported(out map[string]any) {
 	if c.imp.agent != nil {
 		out["driver"] = "imported"
 		out["apiEndpoint"] = "https://" + c.imp.agent.params.address
+		if c.imp.unrecorded {
+			out["driver"], out["state"] = "", "pending"
+			delete(out, "apiEndpoint")
+		}
 		status, message := "True", ""
 		if !c.imp.connected {
 			status, message = "False", "Cluster agent is not connected"

@@ -34,7 +34,7 @@ func (s *Server) ImportedClusters() []ClusterInfo {
 		ci := ClusterInfo{ID: c.ID, Name: c.Name, State: c.State, Connected: c.imp.connected, Nodes: st.nodes,
 			NotReadyNodes: st.notReady, Capacity: maps.Clone(st.capacity), Allocatable: maps.Clone(st.allocatable),
 			Requested: maps.Clone(st.requested), Limits: maps.Clone(st.limits)}
-		if c.imp.agent != nil {
+		if c.imp.agent != nil && !c.imp.unrecorded {
 			ci.APIEndpoint = "https://" + c.imp.agent.params.address
 		}
 		out = append(out, ci)

@@ -240,6 +240,23 @@ func (s *Server) ConflictRegistrations(n int) {
 	s.tun.mu.Unlock()
 }
 
+// LoseRegistration makes a connected imported cluster's record show no agent parameters
+// (driver "", no apiEndpoint, state pending) while its sessions stay up, until the agent's next
+// handshake records them again (rancher v2.12.0 pkg/tunnelserver/mcmauthorizer/tunnel.go
+// authorizeCluster runs at every handshake). Seen once in the real Rancher v2.12.0 with 100
+// clusters being imported on 2 cores: the cluster stayed "Waiting for API to be available" for
+// over 15 minutes, Connected, until a new handshake. It reports whether the cluster had them.
+func (s *Server) LoseRegistration(clusterID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.st.clusters[clusterID]
+	if c == nil || c.imp == nil || c.imp.agent == nil {
+		return false
+	}
+	c.imp.unrecorded = true
+	return true
+}
+
 func (s *Server) takeRegisterConflict() bool {
 	s.tun.mu.Lock()
 	defer s.tun.mu.Unlock()

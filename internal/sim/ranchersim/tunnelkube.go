@@ -79,6 +79,7 @@ func (s *Server) linkAgent(cid string, p agentParams) error {
 		c.imp.agent = link
 	}
 	c.imp.gen++
+	c.imp.unrecorded = false
 	gen := c.imp.gen
 	s.mu.Unlock()
 	go s.watchAgent(cid, link, gen)
