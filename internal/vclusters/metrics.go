@@ -20,7 +20,7 @@ type Metrics struct {
 	ProxyRequests *prometheus.CounterVec // code (2xx, 3xx, 4xx, 5xx)
 	ProxyBytes    *prometheus.CounterVec // direction (in, out)
 	ProxyRestarts prometheus.Counter
-	Errors        *prometheus.CounterVec // stage (setup, delete, deletion_watch, drift, pod_resources)
+	Errors        *prometheus.CounterVec // stage (setup, delete, deletion_watch, rancher_registration, drift, pod_resources)
 	Setup         prometheus.Histogram   // seconds from accepted to connected
 	DriftRepairs  prometheus.Counter
 	Deleted       *prometheus.CounterVec // by (api, rancher)
@@ -50,7 +50,7 @@ func NewMetrics() *Metrics {
 		ProxyBytes:    counters("proxy_bytes_total", "Body bytes through the API proxies (in: request bodies, out: response bodies).", "direction"),
 		ProxyRestarts: counter("proxy_restarts_total", "API proxies restarted on a new port after their listener failed."),
 
-		Errors: counters("errors_total", "Failures by stage (setup, delete, deletion_watch, drift, pod_resources).", "stage"),
+		Errors: counters("errors_total", "Failures by stage (setup, delete, deletion_watch, rancher_registration, drift, pod_resources).", "stage"),
 		Setup: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "setup_duration_seconds",
 			Help: "Time from POST /clusters to the first connected agent session.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 12)}),
 		DriftRepairs: counter("node_status_repairs_total", "Node statuses re-patched (or Nodes re-created) after drifting from the template."),

@@ -53,7 +53,7 @@ func (m *Manager) saveNow() error {
 // deletionWatcher removes the clusters Rancher no longer has: every deletion_interval, and at
 // once when a tunnel handshake is refused.
 func (m *Manager) deletionWatcher(ctx context.Context) {
-	every(ctx, m.cfg.Sync.DeletionInterval, m.deletion, func() { m.removeDeletedInRancher(ctx) })
+	every(ctx, m.cfg.Sync.DeletionInterval, m.deletion, func() { m.reconcileWithRancher(ctx) })
 }
 
 // every calls fn every d, and at once on each receive from wake (nil: never), until ctx ends.
@@ -71,9 +71,9 @@ func every(ctx context.Context, d time.Duration, wake <-chan struct{}, fn func()
 	}
 }
 
-// removeDeletedInRancher removes the clusters Rancher no longer lists and asks for a new
-// handshake of those Rancher lists without the agent's parameters.
-func (m *Manager) removeDeletedInRancher(ctx context.Context) {
+// reconcileWithRancher removes the clusters Rancher no longer lists and asks for a new
+// handshake of those whose registration Rancher has lost (registrationLost).
+func (m *Manager) reconcileWithRancher(ctx context.Context) {
 	// Only clusters imported before the list was asked for can be missing from it.
 	m.mu.Lock()
 	known := map[string]string{}
@@ -103,7 +103,7 @@ func (m *Manager) removeDeletedInRancher(ctx context.Context) {
 		rc, found := all[id]
 		if !found {
 			gone = append(gone, name)
-		} else if rc.APIEndpoint == "" {
+		} else if registrationLost(rc) {
 			m.reregisterLocked(c)
 		}
 	}
