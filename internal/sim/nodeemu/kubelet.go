@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // Kubelets plays the kubelets of a cluster's nodes against a real Kubernetes API server: a
@@ -28,6 +29,10 @@ type Kubelets struct {
 	mu      sync.Mutex
 	renewal map[string]context.CancelFunc
 	errs    []string
+
+	// written, when set, runs after each write of the Node and before its status: where the
+	// controllers' writes land under load (the test of the conflict retries sets it).
+	written func(*corev1.Node)
 }
 
 // LeaseSeconds is the nodes' lease duration (the kubelet's default, nodeLeaseDurationSeconds).
@@ -60,21 +65,9 @@ func NewKubelets(kube kubernetes.Interface) *Kubelets {
 // Register registers a started node's Node and starts renewing its Lease. A Node of that name
 // (the machine was replaced) is taken over.
 func (k *Kubelets) Register(ctx context.Context, b Boot, m Machine) error {
-	node := nodeObject(b, m)
-	nodes := k.kube.CoreV1().Nodes()
-	got, err := nodes.Create(ctx, node, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		if got, err = nodes.Get(ctx, b.NodeName, metav1.GetOptions{}); err == nil {
-			node.ResourceVersion, node.Finalizers = got.ResourceVersion, got.Finalizers // a fresh RKE2: its own etcd annotations
-			got, err = nodes.Update(ctx, node, metav1.UpdateOptions{})
-		}
-	}
+	got, err := k.registerNode(ctx, nodeObject(b, m))
 	if err != nil {
-		return fmt.Errorf("%s: register the Node: %w", b.NodeName, err)
-	}
-	got.Status = node.Status
-	if _, err := nodes.UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("%s: Node status: %w", b.NodeName, err)
+		return fmt.Errorf("%s: %w", b.NodeName, err)
 	}
 	if err := k.renew(ctx, b.NodeName, got.UID); err != nil {
 		return err
@@ -88,6 +81,54 @@ func (k *Kubelets) Register(ctx context.Context, b Boot, m Machine) error {
 	k.mu.Unlock()
 	go k.renewLoop(rctx, b.NodeName, got.UID)
 	return nil
+}
+
+// registerNode creates the Node, or takes over the one of that name, then sets its status. Each
+// write is retried on a conflict with a fresh read, as the kubelet's own registration and status
+// updates are (kubernetes pkg/kubelet/kubelet_node_status.go: tryRegisterWithAPIServer reads the
+// existing Node again; updateNodeStatus retries nodeStatusUpdateRetry times): under load the
+// controllers (node lifecycle, RKE2's etcd metadata) write the same Node in between.
+func (k *Kubelets) registerNode(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {
+	nodes := k.kube.CoreV1().Nodes()
+	var got *corev1.Node
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		var err error
+		got, err = nodes.Create(ctx, node.DeepCopy(), metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		if got, err = nodes.Get(ctx, node.Name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		take := node.DeepCopy()
+		take.ResourceVersion, take.Finalizers = got.ResourceVersion, got.Finalizers // a fresh RKE2: its own etcd annotations
+		got, err = nodes.Update(ctx, take, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("register the Node: %w", err)
+	}
+	if k.written != nil {
+		k.written(got)
+	}
+	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		got.Status = node.Status
+		updated, err := nodes.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if fresh, gerr := nodes.Get(ctx, node.Name, metav1.GetOptions{}); gerr == nil {
+				got = fresh
+			}
+			return err
+		}
+		if err == nil {
+			got = updated
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("Node status: %w", err)
+	}
+	return got, nil
 }
 
 func nodeObject(b Boot, m Machine) *corev1.Node {

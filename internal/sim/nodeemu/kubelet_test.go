@@ -85,6 +85,44 @@ func TestKubeletsAndMemberController(t *testing.T) {
 	}
 }
 
+// TestKubeletsRetryConflicts (tier 2): another writer changes the Node between the kubelet's
+// registration and its status update, on a new Node and on one taken over; the kubelet reads it
+// again and registers anyway, as the real kubelet does (under load the node lifecycle
+// controller's writes left a replaced server's Node without status, and the rke2 world test
+// waiting for it timed out).
+func TestKubeletsRetryConflicts(t *testing.T) {
+	env := kubeenv.Start(t)
+	ctx := context.Background()
+	kube := env.Clientset
+	k := NewKubelets(kube)
+	defer k.Close()
+	interfered := 0
+	k.written = func(n *corev1.Node) {
+		other := n.DeepCopy()
+		other.Labels["written-by"] = "another-controller"
+		if _, err := kube.CoreV1().Nodes().Update(ctx, other, metav1.UpdateOptions{}); err != nil {
+			t.Errorf("the other writer: %v", err)
+		}
+		interfered++
+	}
+	machine := Machine{CPUs: 2, MemoryMiB: 2048, EphemeralGiB: 20, InternalIP: "10.0.1.1"}
+	for _, step := range []string{"new", "taken over"} {
+		if err := k.Register(ctx, Boot{NodeName: "conflicted", Role: "agent"}, machine); err != nil {
+			t.Fatalf("%s Node: %v", step, err)
+		}
+		n, err := kube.CoreV1().Nodes().Get(ctx, "conflicted", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cpu := n.Status.Capacity.Cpu(); cpu.Value() != 2 || len(n.Status.Conditions) == 0 {
+			t.Errorf("%s Node: status %+v", step, n.Status)
+		}
+	}
+	if interfered != 2 {
+		t.Errorf("the other writer ran %d times, want 2", interfered)
+	}
+}
+
 func leaseRenewed(t *testing.T, kube kubernetes.Interface, name string) time.Time {
 	t.Helper()
 	l, err := kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), name, metav1.GetOptions{})
