@@ -167,7 +167,9 @@ func (b *Broker) Connections() int {
 }
 
 // DropConnections closes every client connection at once (a broker crash); unacknowledged
-// messages go back to their queues.
+// messages go back to their queues before it returns (waiting at most 10 s for the sessions to
+// end), as a restarted broker has them ready for the next subscriber: a client that connects
+// at once must not find its unacknowledged message still held by the dead session.
 func (b *Broker) DropConnections() {
 	b.mu.Lock()
 	var all []*session
@@ -177,6 +179,14 @@ func (b *Broker) DropConnections() {
 	b.mu.Unlock()
 	for _, s := range all {
 		s.kill()
+	}
+	limit := time.After(10 * time.Second)
+	for _, s := range all {
+		select {
+		case <-s.gone:
+		case <-limit:
+			return
+		}
 	}
 }
 

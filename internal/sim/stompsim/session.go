@@ -31,6 +31,7 @@ type session struct {
 	w      *frame.Writer
 	closed chan struct{}
 	once   sync.Once
+	gone   chan struct{} // closed when cleanup has requeued what the session held
 
 	// guarded by b.mu
 	loggedIn bool
@@ -59,7 +60,7 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
 	nc := websocket.NetConn(ctx, ws, websocket.MessageText)
-	s := &session{b: b, nc: nc, w: frame.NewWriter(nc), closed: make(chan struct{}), subs: map[string]*subscription{}}
+	s := &session{b: b, nc: nc, w: frame.NewWriter(nc), closed: make(chan struct{}), gone: make(chan struct{}), subs: map[string]*subscription{}}
 	b.mu.Lock()
 	b.sessions[s] = true
 	b.mu.Unlock()
@@ -324,6 +325,7 @@ func (s *session) cleanup() {
 	}
 	b.mu.Unlock()
 	out.send()
+	close(s.gone)
 }
 
 // sortByID orders messages by publication (ids are m-<sequence>).
