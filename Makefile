@@ -39,7 +39,7 @@ vclusters:
 test:
 	./scripts/test.sh
 test-fast:
-	SITE_AGENT_SKIP_REAL=1 FUZZTIME=5s ./scripts/test.sh
+	SITE_AGENT_SKIP_REAL=1 FUZZ_SCALE=30 ./scripts/test.sh
 # bench prints the README's figures as one table (release build as a process against loopback
 # simulators; the Rancher rows need the Kubernetes binaries of scripts/kube/build.sh).
 # SITE_AGENT_FIGURES=launch,drain,report,rancher,rke2,diagnostics selects groups (default all).
