@@ -250,8 +250,9 @@ lane_broker() {
     go test -count=1 -timeout 30m -run 'RealRabbitMQ' ./test/e2e/
   fi
   touch "$jobs/rabbitmq_settled"
+  # testenv/osenv runs in the openstack lane, beside the tests that restart neutron-server.
   log "go test: the test environments ($(elapsed))"
-  go test -race -count=1 -p 1 -timeout 30m ./internal/testenv/...
+  go test -race -count=1 -p 1 -timeout 30m ./internal/testenv/ ./internal/testenv/kubeenv/...
   if started rabbitmq; then
     log "go test (a real RabbitMQ): stomp ($(elapsed))"
     go test -race -count=1 -p 1 -timeout 30m ./internal/stomp/...
@@ -317,7 +318,7 @@ lane_openstack() {
   tail -3 /tmp/site-agent-openstack-up.log
   # Nova and Cinder use the broker the broker lane restarts first.
   while [ ! -e "$jobs/rabbitmq_settled" ]; do sleep 1; done
-  local packages=(./internal/backends/openstack/...) run='OpenStack'
+  local packages=(./internal/testenv/osenv/... ./internal/backends/openstack/...) run='OpenStack'
   if [ "${COMPUTE:-1}" = 1 ]; then
     packages+=(./internal/backends/rke2/novainfra/...)
     run='OpenStack|RealNova'
