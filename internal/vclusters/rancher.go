@@ -47,8 +47,8 @@ func rancherClusters(ctx context.Context, rc *rancherapi.Client) (map[string]ran
 
 // registrationLost reports whether Rancher lists a cluster without the agent's parameters and
 // has not made it active: the only state a new handshake repairs (watch.go reregisterLocked).
-// An active cluster is never reconnected for a missing apiEndpoint: Rancher may serve it
-// without one in a list, and a reconnect would drop its sessions for nothing.
+// An active cluster is never reconnected for a missing apiEndpoint: Rancher reaches it through
+// its tunnels already, and a reconnect would drop their sessions for nothing.
 func registrationLost(rc rancherapi.Cluster) bool {
 	return rc.APIEndpoint == "" && rc.State != "active"
 }
