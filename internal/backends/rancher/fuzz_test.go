@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/resource"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 )
 
 // FuzzQuantities covers both directions a quota amount travels. Limits (Waldur's order in
@@ -34,7 +34,7 @@ func FuzzQuantities(f *testing.F) {
 		} else if v >= 0 && v <= 1e6 && (kind != kindCount || v == math.Trunc(v)) {
 			t.Fatalf("%v %s refused: %v", v, kind, err)
 		}
-		if q, err := resource.ParseQuantity(text); err == nil {
+		if q, err := rancherapi.ParseQuantity(text); err == nil {
 			if got := fromQuantity(kind, q); math.IsNaN(got) {
 				t.Fatalf("%q read as NaN", text)
 			}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/waldur/site-agent/internal/backends"
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/failure"
 	"github.com/waldur/site-agent/internal/usage"
 )
@@ -170,20 +171,22 @@ func toQuantity(kind unitKind, v float64) (resource.Quantity, error) {
 }
 
 // fromQuantity converts a quantity to backend units: cores = MilliValue/1000, GiB =
-// Value/2^30, counts as they are.
+// Value/2^30, counts as they are; an amount beyond int64 in those units (or beyond float64) as
+// the nearest float64 (the largest finite one). Quantities come from an upstream: any exponent
+// is valid text, and reading one costs no more than its digits (see rancherapi.Scaled).
 func fromQuantity(kind unitKind, q resource.Quantity) float64 {
 	switch kind {
 	case kindCores:
-		return float64(q.MilliValue()) / 1000
+		if m, ok := rancherapi.Scaled(q, resource.Milli); ok {
+			return float64(m) / 1000
+		}
 	case kindGiB:
-		return float64(q.Value()) / gib
+		if b, ok := rancherapi.Scaled(q, 0); ok {
+			return float64(b) / gib
+		}
+		return rancherapi.Float(q) / gib
 	}
-	// A zero with a huge exponent ("e1000", 0×10^1000) is NaN as a float: read it as the
-	// quantity's sign says, and an amount beyond float64 as the largest finite one.
-	if v := q.AsApproximateFloat64(); !math.IsNaN(v) && !math.IsInf(v, 0) {
-		return v
-	}
-	return float64(q.Sign()) * math.MaxFloat64
+	return rancherapi.Float(q)
 }
 
 // sameHard reports whether two spec.hard lists hold the same keys and amounts.

@@ -1,6 +1,7 @@
 package rancher
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -93,6 +94,28 @@ func TestFromQuantity(t *testing.T) {
 		if got := fromQuantity(tc.kind, resource.MustParse(tc.in)); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("fromQuantity(%s, %s) = %v, want %v", tc.kind, tc.in, got, tc.want)
 		}
+	}
+}
+
+// An upstream's ResourceQuota may hold any valid quantity text; decoded as the backend decodes
+// it, each is read as a finite amount at once. ScaledValue (MilliValue, Value) computed ten to
+// the power of "0e1000000000000"'s exponent: this test hung until the test binary's timeout.
+func TestQuotaReadsExtremeQuantities(t *testing.T) {
+	body := `{"kind":"ResourceQuota","apiVersion":"v1","status":{"used":{` +
+		`"limits.cpu":"0e1000000000000","limits.memory":"0e1000000000000","requests.storage":"1e1000000000",` +
+		`"requests.nvidia.com/gpu":"-1e1000000000","requests.nvidia.com/gpu-h100":"1e400"}}}`
+	var rq corev1.ResourceQuota
+	if err := json.Unmarshal([]byte(body), &rq); err != nil {
+		t.Fatal(err)
+	}
+	m, err := buildQuotaMap(testComps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := backends.Quantities{"cpu": 0, "ram": 0, "storage": math.MaxFloat64 / gib,
+		"gpu": -math.MaxFloat64, "gpu_h100": math.MaxFloat64}
+	if d := cmp.Diff(want, m.read(rq.Status.Used)); d != "" {
+		t.Fatalf("read (-want +got):\n%s", d)
 	}
 }
 

@@ -134,17 +134,25 @@ func (c *Client) ClusterCapacity(ctx context.Context, id string) (Capacity, erro
 	if err != nil {
 		return Capacity{}, err
 	}
-	var q [3]resource.Quantity
+	var v [3]int64
 	for i, k := range []string{"cpu", "memory", "ephemeral-storage"} {
 		s, ok := cl.Capacity[k]
 		if !ok {
 			continue
 		}
-		if q[i], err = resource.ParseQuantity(s); err != nil {
-			return Capacity{}, fmt.Errorf("cluster %s capacity %s %q: %w", id, k, s, err)
+		q, err := ParseQuantity(s)
+		if err != nil {
+			return Capacity{}, fmt.Errorf("cluster %s capacity %s: %w", id, k, err)
+		}
+		scale := resource.Scale(0)
+		if k == "cpu" {
+			scale = resource.Milli
+		}
+		if v[i], ok = Scaled(q, scale); !ok || v[i] < 0 {
+			return Capacity{}, fmt.Errorf("cluster %s capacity %s %.40q: beyond what an int64 counts, or negative", id, k, s)
 		}
 	}
-	return Capacity{Nodes: cl.NodeCount, CPUMillis: q[0].MilliValue(), MemoryBytes: q[1].Value(), StorageBytes: q[2].Value()}, nil
+	return Capacity{Nodes: cl.NodeCount, CPUMillis: v[0], MemoryBytes: v[1], StorageBytes: v[2]}, nil
 }
 
 // Token reads an API token by name (the access key of an API key).
