@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	rancherapi "github.com/waldur/site-agent/internal/clients/rancher"
 	"github.com/waldur/site-agent/internal/secret"
 )
 
@@ -343,12 +344,16 @@ func (t *TemplateConfig) validate() error {
 func quantities(key string, in map[string]string) (corev1.ResourceList, error) {
 	out := corev1.ResourceList{}
 	for name, v := range in {
-		q, err := resource.ParseQuantity(v)
+		q, err := rancherapi.ParseQuantity(v)
 		if err != nil {
-			return nil, bad(key+"."+name, "%q is not a Kubernetes quantity", v)
+			return nil, bad(key+"."+name, "%q is not a Kubernetes quantity (or its exponent is beyond ±1000)", v)
 		}
 		if q.Sign() < 0 {
 			return nil, bad(key+"."+name, "must not be negative")
+		}
+		// Kubernetes counts in int64 thousandths; summing Pods' requests past that wraps.
+		if _, ok := rancherapi.Scaled(q, resource.Milli); !ok {
+			return nil, bad(key+"."+name, "%q is more than Kubernetes counts", v)
 		}
 		out[corev1.ResourceName(name)] = q
 	}

@@ -76,6 +76,8 @@ func TestLoadConfigNamesTheBadKey(t *testing.T) {
 		{base + "template: {control_planes: 4}\n", "template.control_planes"},
 		{base + "template: {node_capacity: {cpu: lots}}\n", "template.node_capacity.cpu"},
 		{base + "template: {pod_requests: {memory: -1Gi}}\n", "template.pod_requests.memory"},
+		{base + "template: {pod_limits: {cpu: '1e-2000000000'}}\n", "template.pod_limits.cpu"},
+		{base + "template: {node_allocatable: {memory: 10Ei}}\n", "template.node_allocatable.memory"},
 		{base + "tunnel: {backoff_min: 2s, backoff_max: 1s}\n", "tunnel.backoff_max"},
 		{base + "proxy: {port_base: 65000, port_count: 1000}\n", "proxy.port_base"},
 		{base + "sync: {deletion_interval: 10ms}\n", "sync"},
