@@ -53,6 +53,7 @@ FuzzParseRef ./internal/clients/vault/ 60000
 FuzzTransformManifest ./internal/vclusters/ 4000
 FuzzStompFrames ./internal/stomp/ 80000
 FuzzQuantities ./internal/backends/rancher/ 15000
+FuzzScaled ./internal/clients/rancher/ 20000
 TARGETS
 
 if [ "${SITE_AGENT_SKIP_REAL:-0}" != 1 ]; then
