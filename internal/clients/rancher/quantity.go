@@ -17,7 +17,8 @@ import (
 // amount up to a nano ("1e-2000000000"), and ScaledValue, Value and MilliValue, scaling any
 // ("0e1000000000000": a fuzzed input hung a worker) — minutes of CPU and gigabytes for one
 // value. ScaledValue also overflows silently. ParseQuantity, Scaled and Float here cost no more
-// than the digits of the text.
+// than the digits of the text. Upstream, kubernetes/kubernetes#141306 (open when this was
+// written) bounds ParseQuantity's own rounding; it does not touch ScaledValue.
 
 // maxExponent bounds the decimal exponent ParseQuantity accepts; Kubernetes writes at most e18.
 const maxExponent = 1000
