@@ -346,7 +346,7 @@ func quantities(key string, in map[string]string) (corev1.ResourceList, error) {
 	for name, v := range in {
 		q, err := rancherapi.ParseQuantity(v)
 		if err != nil {
-			return nil, bad(key+"."+name, "%q is not a Kubernetes quantity (or its exponent is beyond ±1000)", v)
+			return nil, bad(key+"."+name, "%q is not a Kubernetes quantity: %v", v, err)
 		}
 		if q.Sign() < 0 {
 			return nil, bad(key+"."+name, "must not be negative")

@@ -142,7 +142,7 @@ func (c *Client) ClusterCapacity(ctx context.Context, id string) (Capacity, erro
 		}
 		q, err := ParseQuantity(s)
 		if err != nil {
-			return Capacity{}, fmt.Errorf("cluster %s capacity %s: %w", id, k, err)
+			return Capacity{}, fmt.Errorf("cluster %s capacity %s %.40q: %w", id, k, s, err)
 		}
 		scale := resource.Scale(0)
 		if k == "cpu" {

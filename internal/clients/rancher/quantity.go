@@ -29,7 +29,7 @@ var ten = big.NewInt(10)
 // beyond ±maxExponent.
 func ParseQuantity(text string) (resource.Quantity, error) {
 	if i := strings.LastIndexAny(text, "eE"); i >= 0 && hugeExponent(text[i+1:]) {
-		return resource.Quantity{}, fmt.Errorf("quantity %.40q: exponent beyond ±%d", text, maxExponent)
+		return resource.Quantity{}, fmt.Errorf("exponent beyond ±%d", maxExponent)
 	}
 	return resource.ParseQuantity(text)
 }

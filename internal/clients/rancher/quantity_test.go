@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"go.uber.org/zap/zaptest"
-
 	"gopkg.in/inf.v0"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -68,13 +67,15 @@ func TestScaled(t *testing.T) {
 		unscaled int64
 		scale    inf.Scale
 		want     int64
-	}{{1, 2147483647, 1}, {-1, 2000000000, 0}, {7, -2000000000, 0}} {
+		ok       bool
+		float    float64
+	}{{1, 2147483647, 1, true, 0}, {-1, 2000000000, 0, true, 0}, {7, -2000000000, 0, false, math.MaxFloat64}} {
 		q := resource.NewDecimalQuantity(*inf.NewDec(c.unscaled, c.scale), resource.DecimalSI)
-		if got, ok := Scaled(*q, resource.Milli); got != c.want || ok != (c.want != 0 || c.unscaled < 0) {
-			t.Errorf("Scaled(%de%d) = %d, %v", c.unscaled, -c.scale, got, ok)
+		if got, ok := Scaled(*q, resource.Milli); got != c.want || ok != c.ok {
+			t.Errorf("Scaled(%de%d) = %d, %v; want %d, %v", c.unscaled, -c.scale, got, ok, c.want, c.ok)
 		}
-		if got := Float(*q); got != float64(c.unscaled)*math.Pow10(-int(c.scale)) && !(c.scale < 0 && got == math.MaxFloat64) {
-			t.Errorf("Float(%de%d) = %v", c.unscaled, -c.scale, got)
+		if got := Float(*q); got != c.float {
+			t.Errorf("Float(%de%d) = %v; want %v", c.unscaled, -c.scale, got, c.float)
 		}
 	}
 }
@@ -220,8 +221,8 @@ func TestClusterCapacityBoundsQuantities(t *testing.T) {
 	}{
 		{map[string]string{"cpu": "7500m", "memory": "16Gi", "ephemeral-storage": "1e12"},
 			Capacity{Nodes: 2, CPUMillis: 7500, MemoryBytes: 16 << 30, StorageBytes: 1e12}, ""},
-		{map[string]string{"cpu": "0e1000000000000"}, Capacity{}, `capacity cpu: quantity "0e1000000000000": exponent beyond ±1000`},
-		{map[string]string{"memory": "1e-2000000000"}, Capacity{}, "capacity memory: quantity"},
+		{map[string]string{"cpu": "0e1000000000000"}, Capacity{}, `capacity cpu "0e1000000000000": exponent beyond ±1000`},
+		{map[string]string{"memory": "1e-2000000000"}, Capacity{}, `capacity memory "1e-2000000000": exponent beyond ±1000`},
 		{map[string]string{"cpu": "9223372036854776"}, Capacity{}, "capacity cpu \"9223372036854776\": beyond what an int64 counts"},
 		{map[string]string{"ephemeral-storage": "-1"}, Capacity{}, "capacity ephemeral-storage \"-1\": beyond what an int64 counts, or negative"},
 	} {
