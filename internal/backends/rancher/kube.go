@@ -71,9 +71,36 @@ func (k *kubeClient) createNamespace(ctx context.Context, ns *corev1.Namespace) 
 	return out, kubeErr("create namespace "+ns.Name, err)
 }
 
-func (k *kubeClient) updateNamespace(ctx context.Context, ns *corev1.Namespace) error {
-	_, err := k.cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
-	return kubeErr("update namespace "+ns.Name, err)
+// updateNamespace writes what fix makes of the namespace cur and reports whether it wrote. When
+// another writer changed the namespace in between (an update conflict) it reads it again and
+// re-applies fix: Rancher's namespace controllers (namespace-auth's finalizer and lifecycle
+// annotation, the quota controller's status) write a namespace moments after it is made. fix
+// returns nil when nothing is left to write; its error ends the update and is returned as is.
+func (k *kubeClient) updateNamespace(ctx context.Context, cur *corev1.Namespace,
+	fix func(*corev1.Namespace) (*corev1.Namespace, error)) (bool, error) {
+	var fixErr error
+	wrote := false
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		next, err := fix(cur)
+		if err != nil || next == nil {
+			fixErr = err
+			return nil
+		}
+		_, err = k.cs.CoreV1().Namespaces().Update(ctx, next, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			fresh, gerr := k.cs.CoreV1().Namespaces().Get(ctx, cur.Name, metav1.GetOptions{})
+			if gerr != nil {
+				return gerr
+			}
+			cur = fresh
+		}
+		wrote = err == nil
+		return err
+	})
+	if fixErr != nil {
+		return false, fixErr
+	}
+	return wrote, kubeErr("update namespace "+cur.Name, err)
 }
 
 func (k *kubeClient) deleteNamespace(ctx context.Context, name string) error {

@@ -90,6 +90,7 @@ func TestAdoptsIncumbentObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.normanNamespace(p1.Name, p1.ID) // Rancher writes it again moments later (ranchersim/nsauth.go)
 	// Resource 2 is already recorded in Waldur with the incumbent's project id.
 	p2, err := f.rs.AddProject(f.cluster, f.prefix+"res-2", legacy)
 	if err != nil {
@@ -98,6 +99,10 @@ func TestAdoptsIncumbentObjects(t *testing.T) {
 	info, err := be.(backends.Provisioner).Create(ctx, backends.CreateRequest{Resource: res, Name: res.Slug})
 	if err != nil || info.BackendID != p1.ID {
 		t.Fatalf("create adopts %s: got %+v %v", p1.ID, info, err)
+	}
+	ns1, err := f.env.Clientset.CoreV1().Namespaces().Get(ctx, p1.Name, metav1.GetOptions{})
+	if err != nil || ns1.Labels[psaEnforce] != "restricted" || ns1.Annotations[annResourceUUID] != res.UUID || ns1.Annotations["lifecycle.cattle.io/create.namespace-auth"] != "true" {
+		t.Fatalf("the incumbent's namespace, labelled after Rancher's own write: %+v %v", ns1, err)
 	}
 	r2 := f.resource(2)
 	r2.BackendID = p2.ID

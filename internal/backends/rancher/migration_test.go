@@ -1,7 +1,11 @@
 package rancher
 
 import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -32,6 +36,28 @@ func (f *fixture) bind(projectID, principal, role string) {
 	f.t.Helper()
 	if _, err := core(f.backend(nil)).v3.CreateBinding(ctxT(f.t), projectID, role, principal); err != nil {
 		f.t.Fatal(err)
+	}
+}
+
+// normanNamespace makes a namespace of the project as the incumbent did, through Rancher's
+// /v3/clusters/<id>/namespaces (Rancher records its creator and the project assignment).
+func (f *fixture) normanNamespace(name, projectID string) {
+	f.t.Helper()
+	body, _ := json.Marshal(map[string]any{"type": "namespace", "name": name, "projectId": projectID})
+	req, err := http.NewRequestWithContext(ctxT(f.t), http.MethodPost, f.settings["backend_url"].(string)+"/v3/clusters/"+f.cluster+"/namespaces", bytes.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.rs.Token())
+	req.Header.Set("Content-Type", "application/json")
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the simulator's own certificate
+	resp, err := hc.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		f.t.Fatalf("norman namespace %s: %s", name, resp.Status)
 	}
 }
 

@@ -164,16 +164,25 @@ func (b *Backend) ensureNamespace(ctx context.Context, res backends.Resource, p 
 	if err != nil {
 		return false, err
 	}
+	return b.kube.updateNamespace(ctx, ns, func(ns *corev1.Namespace) (*corev1.Namespace, error) {
+		return b.repaired(ctx, ns, want, res, p)
+	})
+}
+
+// repaired is ns with the labels and annotations of want put back, or nil when none drifted. A
+// namespace being deleted is a transient error; one that belongs to another project, one
+// wrapping errForeignNamespace.
+func (b *Backend) repaired(ctx context.Context, ns, want *corev1.Namespace, res backends.Resource, p Project) (*corev1.Namespace, error) {
 	if ns.DeletionTimestamp != nil {
-		return false, failure.Transient(fmt.Errorf("namespace %q is being deleted; it is re-created once it is gone", ns.Name))
+		return nil, failure.Transient(fmt.Errorf("namespace %q is being deleted; it is re-created once it is gone", ns.Name))
 	}
 	ours := res.UUID != "" && ns.Annotations[annResourceUUID] == res.UUID
 	if got := b.namespaceProject(ns); got != p.ID && !ours {
-		return false, &failure.Error{Msg: fmt.Sprintf("namespace %q already exists and belongs to %q, not to rancher project %s",
+		return nil, &failure.Error{Msg: fmt.Sprintf("namespace %q already exists and belongs to %q, not to rancher project %s",
 			ns.Name, got, p.ID), Err: errForeignNamespace}
 	}
 	if !needsRepair(ns, want) {
-		return false, nil
+		return nil, nil
 	}
 	fixed := ns.DeepCopy()
 	if fixed.Labels == nil {
@@ -189,7 +198,7 @@ func (b *Backend) ensureNamespace(ctx context.Context, res backends.Resource, p 
 	maps.Copy(fixed.Labels, want.Labels)
 	maps.Copy(fixed.Annotations, want.Annotations)
 	b.logger(ctx).Info("namespace labels or project assignment drifted; repairing", zap.String("namespace", ns.Name))
-	return true, b.kube.updateNamespace(ctx, fixed)
+	return fixed, nil
 }
 
 func needsRepair(have, want *corev1.Namespace) bool {

@@ -31,6 +31,10 @@ func (s *Server) k8sProxy(cid, tail string) http.HandlerFunc {
 		}
 		out := r.Clone(r.Context())
 		out.URL.Path, out.URL.RawPath = tail, ""
+		if name := namespaceRead(r.Method, tail); name != "" {
+			s.serveNamespaceRead(w, out, proxy, cid, name)
+			return
+		}
 		proxy.ServeHTTP(w, out)
 	}
 }
