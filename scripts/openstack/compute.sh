@@ -54,16 +54,33 @@ start_broker() {
 }
 
 # ensure_broker: waits for the broker, then makes sure of our vhost, user and permissions
-# (they live in the broker's state dir and survive its restarts, not a --purge).
+# (they live in the broker's state dir and survive its restarts, not a --purge). The broker is
+# shared: the tests of scripts/test-real.sh's broker lane stop and start it for an outage
+# (test/e2e/events_test.go, about 20-40 s) while this runs in another lane, so the setup is
+# retried for up to BROKER_WAIT seconds — without starting the broker again, which would cut
+# that test's outage short.
 ensure_broker() {
 	[ -n "${BROKER_PID:-}" ] || start_broker
 	wait "$BROKER_PID" || die "scripts/rabbitmq/up.sh failed; see $STATE/log/rabbitmq-up.log:
 $(tail -n 20 "$STATE/log/rabbitmq-up.log")"
 	BROKER_PID=""
-	rmq_api PUT "vhosts/$RMQ_VHOST" '{}' || die "rabbitmq: cannot create vhost $RMQ_VHOST"
-	rmq_api PUT "users/$RMQ_USER" "{\"password\": \"$(secret rabbit)\", \"tags\": \"\"}" || die "rabbitmq: cannot create user $RMQ_USER"
-	rmq_api PUT "permissions/$RMQ_VHOST/$RMQ_USER" '{"configure": ".*", "write": ".*", "read": ".*"}' ||
-		die "rabbitmq: cannot grant $RMQ_USER on $RMQ_VHOST"
+	local waited=0 limit=${BROKER_WAIT:-120} step=""
+	until step=$(broker_setup); do
+		((waited < limit)) || die "rabbitmq: $step (the broker has not answered for $waited s; see $RMQ_STATE)"
+		((waited > 0)) || log "rabbitmq: $step; the broker may be restarting for another test: retrying for up to $limit s"
+		sleep 3
+		waited=$((waited + 3))
+	done
+	((waited == 0)) || log "rabbitmq: set up after $waited s"
+}
+
+# broker_setup: our vhost, user and permissions (idempotent PUTs); on failure it prints which.
+broker_setup() {
+	rmq_api PUT "vhosts/$RMQ_VHOST" '{}' 2>/dev/null || { echo "cannot create vhost $RMQ_VHOST"; return 1; }
+	rmq_api PUT "users/$RMQ_USER" "{\"password\": \"$(secret rabbit)\", \"tags\": \"\"}" 2>/dev/null ||
+		{ echo "cannot create user $RMQ_USER"; return 1; }
+	rmq_api PUT "permissions/$RMQ_VHOST/$RMQ_USER" '{"configure": ".*", "write": ".*", "read": ".*"}' 2>/dev/null ||
+		{ echo "cannot grant $RMQ_USER on $RMQ_VHOST"; return 1; }
 }
 
 # nova_compute_sections: what nova.conf gains with compute (every Nova process reads it).
