@@ -1,6 +1,7 @@
 package ranchersim
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -104,5 +105,43 @@ func waitDeleted(t *testing.T, env *kubeenv.Env, ns string) {
 			t.Fatalf("the project's namespace survived its deletion: %+v %v", n, err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Rancher's namespace-auth write (nsauth.go): the first GET of a namespace through the proxy
+// answers the version the write then replaces, so an update from it is 409; the next read sees
+// the write (and is not written again), and an update from it goes through.
+func TestNamespaceAuthWritesAfterTheFirstRead(t *testing.T) {
+	env := kubeenv.Shared(t)
+	s := New(Options{Clusters: []string{"c-m-nsauth01"}, Upstream: &Upstream{Host: env.Host, Token: env.Token, CAData: env.CAData}})
+	srv := httptest.NewTLSServer(s)
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL + "/k8s/clusters/c-m-nsauth01", BearerToken: s.Token(),
+		TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	name := fmt.Sprintf("nsauth-%d", time.Now().UnixNano()%1e9) // the API server is shared with other test runs
+	made, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Clientset.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}) })
+	first, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil || first.ResourceVersion != made.ResourceVersion || first.Annotations[nsAuthCreated] != "" {
+		t.Fatalf("first read: %+v %v (made at %s)", first, err, made.ResourceVersion)
+	}
+	first.Labels = map[string]string{"a": "b"}
+	if _, err := cs.CoreV1().Namespaces().Update(ctx, first, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+		t.Fatalf("update from the first read: %v, want 409 Conflict", err)
+	}
+	second, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil || second.Annotations[nsAuthCreated] != "true" || second.Annotations[cattleStatus] == "" {
+		t.Fatalf("second read: %+v %v", second, err)
+	}
+	second.Labels = map[string]string{"a": "b"}
+	if _, err := cs.CoreV1().Namespaces().Update(ctx, second, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("update from the second read: %v", err)
 	}
 }
